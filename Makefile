@@ -1,0 +1,30 @@
+# Two commands on a fresh machine (Python 3.11 and the package registries):
+#   make demo   reproduce the seed comparison on the default families, print the table
+#   make test   run the whole test suite (what CI runs)
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint bench notebooks clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/gpusched generate seed-training-heavy --seed 0 -o results/seed-training-heavy.json
+	$(BIN)/gpusched solve results/seed-training-heavy.json --method fifo
+	$(BIN)/gpusched solve results/seed-training-heavy.json --method fifo-curve
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

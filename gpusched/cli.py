@@ -1,0 +1,77 @@
+"""The ``gpusched`` command line.
+
+Each group of subcommands lives in a module of :mod:`gpusched.commands` with a
+``register(subparsers)`` function; a subcommand sets ``func(args) -> int``.
+Bad input anywhere ends with exit code 2 and one line naming the file and the
+field, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+__all__ = ["main", "UsageError", "COMMAND_MODULES"]
+
+COMMAND_MODULES: tuple[str, ...] = ("gpusched.commands.core",)
+"""Modules whose ``register(subparsers)`` adds subcommands, in help order."""
+
+
+class UsageError(Exception):
+    """Bad input: reported as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser, every subcommand registered."""
+    from gpusched import __version__
+
+    parser = _Parser(
+        prog="gpusched",
+        description="GPU pool scheduling: FIFO vs constraint-aware allocation, with exact MILP bounds.",
+    )
+    parser.add_argument("--version", action="version", version=f"gpusched {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+        logging.basicConfig(
+            level=logging.WARNING - 10 * min(args.verbose, 2),
+            format="%(levelname)s %(name)s: %(message)s",
+        )
+        return int(args.func(args))
+    except UsageError as e:
+        print(f"gpusched: error: {e}", file=sys.stderr)
+        return 2
+    except (ValueError, OSError) as e:
+        print(f"gpusched: error: {_one_line(e)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("gpusched: interrupted", file=sys.stderr)
+        return 130
+
+
+def _one_line(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.filename is not None:
+        return f"{e.filename}: {e.strerror or e}"
+    return " ".join(str(e).split())
+
+
+def entry() -> NoReturn:  # pragma: no cover - console-script wrapper
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""Core subcommands: generate, solve, check, families, methods."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any
+
+import instances
+from instances import InfeasibleScheduleError
+
+from ..solvers import method_names, solve
+
+logger = logging.getLogger(__name__)
+
+
+def register(sub: Any) -> None:
+    """Add the core subcommands to ``sub`` (an argparse subparsers object)."""
+    p = sub.add_parser("generate", help="write an instance of a named family")
+    p.add_argument("family", help="family name (see `gpusched families`)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="family parameter, e.g. -p num_jobs=2000 (repeatable)")
+    p.add_argument("-o", "--output", help="instance file to write (default: standard output)")
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("solve", help="run a method on an instance file")
+    p.add_argument("instance", help="instance file (gpusched-instance/1)")
+    p.add_argument("--method", "-m", default="best", help="method name (see `gpusched methods`)")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds (exact methods: default 60)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="method parameter, e.g. -p rule=value (repeatable)")
+    p.add_argument("-o", "--output", help="schedule file to write (gpusched-schedule/1)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on one line")
+    p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser("check", help="check a schedule against an instance")
+    p.add_argument("instance", help="instance file")
+    p.add_argument("schedule", help="schedule file")
+    p.add_argument("--reservation", choices=("curve", "peak"), default="curve",
+                   help="reservation for reserved_idle (default curve)")
+    p.add_argument("--enforce-reservation", action="store_true",
+                   help="also require batch work to fit in the capacity the reservation leaves")
+    p.add_argument("--json", action="store_true", help="print one JSON object on one line")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("families", help="list the instance families")
+    p.set_defaults(func=cmd_families)
+    p = sub.add_parser("methods", help="list the methods")
+    p.set_defaults(func=cmd_methods)
+
+
+def parse_params(items: list[str], where: str = "--param") -> dict[str, Any]:
+    """Parse ``KEY=VALUE`` items; a value is read as JSON when it parses, else as text."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"{where}: expected KEY=VALUE, got {item!r}")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    inst = instances.generate(args.family, seed=args.seed, **parse_params(args.param))
+    if args.output:
+        instances.save(inst, args.output)
+        logger.info("wrote %s", args.output)
+    else:
+        sys.stdout.write(instances.dumps(inst))
+    return 0
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    if args.time_limit is not None and not args.time_limit >= 0:
+        raise ValueError(f"--time-limit: must be >= 0, got {args.time_limit}")
+    inst = instances.load(args.instance)
+    result = solve(inst, args.method, time_limit=args.time_limit, **parse_params(args.param))
+    if args.output:
+        instances.save_schedule(result.schedule, args.output)
+    if args.json:
+        print(json.dumps(result.to_json(), separators=(",", ":")))
+    else:
+        print(result.summary())
+    return 1 if str(result.status) == "error" else 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    inst = instances.load(args.instance)
+    schedule = instances.load_schedule(args.schedule)
+    try:
+        schedule.to_array(inst)  # an unknown job is bad input (exit 2), not a violation
+    except ValueError as e:
+        raise ValueError(f"{args.schedule}: {e}") from None
+    if schedule.instance != inst.name:
+        logger.warning("%s: schedule is for instance %r, checking against %r",
+                       args.schedule, schedule.instance, inst.name)
+    try:
+        m = instances.evaluate(inst, schedule, args.reservation,
+                               enforce_reservation=args.enforce_reservation)
+    except InfeasibleScheduleError as e:
+        if args.json:
+            print(json.dumps({"feasible": False, "error": str(e), "job": e.job, "slot": e.slot,
+                              "amount": e.amount}, separators=(",", ":")))
+        else:
+            print(f"infeasible: {e}")
+        return 1
+    if args.json:
+        d = {"feasible": True, **m.to_dict()}
+        d = {k: (None if isinstance(v, float) and v != v else v) for k, v in d.items()}
+        print(json.dumps(d, separators=(",", ":")))
+    else:
+        print(f"feasible: value {m.value:.6g}, utilization {100 * m.utilization:.1f}%, "
+              f"jobs run {m.jobs_run}, rejected {m.jobs_rejected}")
+    return 0
+
+
+def cmd_families(args: argparse.Namespace) -> int:
+    for name, desc in instances.FAMILIES.items():
+        print(f"{name:22s} {desc}")
+    return 0
+
+
+def cmd_methods(args: argparse.Namespace) -> int:
+    import heuristics
+
+    from ..solvers import EXACT_METHODS
+
+    for name in method_names():
+        desc = heuristics.DESCRIPTIONS.get(name) or f"exact: {EXACT_METHODS[name]} backend"
+        print(f"{name:22s} {desc}")
+    return 0

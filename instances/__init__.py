@@ -1,0 +1,49 @@
+"""gpusched's problem vocabulary: instances, schedules, families and the checker.
+
+The path of the data reads one way: a family or a file gives an
+:class:`Instance`; a method returns a :class:`Result` holding a
+:class:`Schedule`; :func:`evaluate` checks it and computes every figure.
+"""
+
+from .checker import InfeasibleScheduleError, Metrics, evaluate, gain, gap
+from .families import FAMILIES, generate
+from .io import (
+    dumps,
+    instance_from_dict,
+    instance_to_dict,
+    load,
+    load_schedule,
+    save,
+    save_schedule,
+    schedule_from_dict,
+    schema,
+)
+from .model import JOB_KINDS, Instance, Job, Service
+from .result import Result, Status
+from .schedule import Schedule
+
+__all__ = [
+    "FAMILIES",
+    "JOB_KINDS",
+    "InfeasibleScheduleError",
+    "Instance",
+    "Job",
+    "Metrics",
+    "Result",
+    "Schedule",
+    "Service",
+    "Status",
+    "dumps",
+    "evaluate",
+    "gain",
+    "gap",
+    "generate",
+    "instance_from_dict",
+    "instance_to_dict",
+    "load",
+    "load_schedule",
+    "save",
+    "save_schedule",
+    "schedule_from_dict",
+    "schema",
+]

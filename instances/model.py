@@ -1,0 +1,367 @@
+"""The problem's vocabulary: inference services, batch jobs and instances.
+
+Every object is immutable and validated when it is built. A bad field raises
+:class:`ValueError` whose message names the field and the offending value, for
+example ``jobs[3].gpus: must be <= num_gpus (8), got 12``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "JOB_KINDS",
+    "MAX_HORIZON",
+    "MAX_JOBS",
+    "MAX_GPUS",
+    "Reservation",
+    "Service",
+    "Job",
+    "Instance",
+]
+
+JOB_KINDS: tuple[str, ...] = ("training", "batch_inference", "quantization", "other")
+"""The kinds a batch job may have."""
+
+MAX_HORIZON = 1_000_000
+"""Largest horizon accepted (slots); larger ones are refused before any array is built."""
+
+MAX_JOBS = 1_000_000
+"""Largest number of batch jobs accepted in one instance."""
+
+MAX_GPUS = 1_000_000
+"""Largest pool accepted."""
+
+Reservation = Literal["peak", "curve"]
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _is_real(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(
+        x, (bool, np.bool_)
+    )
+
+
+def _check_int(where: str, x: Any, lo: int | None = None, hi: int | None = None) -> int:
+    if not _is_int(x):
+        raise ValueError(f"{where}: must be an integer, got {x!r}")
+    x = int(x)
+    if lo is not None and x < lo:
+        raise ValueError(f"{where}: must be >= {lo}, got {x}")
+    if hi is not None and x > hi:
+        raise ValueError(f"{where}: must be <= {hi}, got {x}")
+    return x
+
+
+def _check_positive(where: str, x: Any) -> float:
+    if not _is_real(x):
+        raise ValueError(f"{where}: must be a number, got {x!r}")
+    x = float(x)
+    if not math.isfinite(x) or x <= 0:
+        raise ValueError(f"{where}: must be a finite number > 0, got {x!r}")
+    return x
+
+
+def _check_name(where: str, x: Any) -> str:
+    if not isinstance(x, str) or not x:
+        raise ValueError(f"{where}: must be a non-empty string, got {x!r}")
+    return x
+
+
+def _readonly(a: npt.ArrayLike, dtype: Any) -> np.ndarray:
+    arr = np.array(a, dtype=dtype)
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True)
+class Service:
+    """A real-time inference service with an elastic demand curve.
+
+    Parameters
+    ----------
+    name
+        Unique name of the service.
+    priority
+        Weight ``pi_s > 0`` of one GPU-hour of this service's demand.
+    demand
+        GPUs needed in each slot, length ``horizon``; served in full (hard).
+    """
+
+    name: str
+    priority: float
+    demand: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        _check_name("service.name", self.name)
+        where = f"service {self.name!r}"
+        object.__setattr__(self, "priority", _check_positive(f"{where}.priority", self.priority))
+        if isinstance(self.demand, (str, bytes, Mapping)) or not isinstance(
+            self.demand, Iterable
+        ):
+            raise ValueError(f"{where}.demand: must be a list of integers, got {self.demand!r}")
+        demand = tuple(self.demand)
+        for t, d in enumerate(demand):
+            _check_int(f"{where}.demand[{t}]", d, lo=0)
+        object.__setattr__(self, "demand", tuple(int(d) for d in demand))
+
+    @property
+    def peak(self) -> int:
+        """Largest demand over the horizon (0 for an empty curve)."""
+        return max(self.demand, default=0)
+
+
+@dataclass(frozen=True)
+class Job:
+    """A batch job: a contiguous block of ``gpus`` GPUs for ``duration`` slots.
+
+    Parameters
+    ----------
+    name
+        Unique name of the job.
+    gpus
+        GPUs held while running, ``1 <= gpus <= num_gpus``.
+    duration
+        Consecutive slots, ``>= 1``. Jobs are non-preemptive.
+    priority
+        Weight ``w_j > 0`` of one GPU-hour of this job.
+    kind
+        One of :data:`JOB_KINDS`.
+    release
+        Submit slot ``r_j``, the earliest start.
+    deadline
+        Slot by which the job must have ended, or ``None`` for the horizon.
+    """
+
+    name: str
+    gpus: int
+    duration: int
+    priority: float = 1.0
+    kind: str = "other"
+    release: int = 0
+    deadline: int | None = None
+
+    def __post_init__(self) -> None:
+        _check_name("job.name", self.name)
+        where = f"job {self.name!r}"
+        object.__setattr__(self, "gpus", _check_int(f"{where}.gpus", self.gpus, lo=1))
+        object.__setattr__(
+            self, "duration", _check_int(f"{where}.duration", self.duration, lo=1)
+        )
+        object.__setattr__(
+            self, "priority", _check_positive(f"{where}.priority", self.priority)
+        )
+        if self.kind not in JOB_KINDS:
+            raise ValueError(f"{where}.kind: must be one of {list(JOB_KINDS)}, got {self.kind!r}")
+        object.__setattr__(self, "release", _check_int(f"{where}.release", self.release, lo=0))
+        if self.deadline is not None:
+            dl = _check_int(f"{where}.deadline", self.deadline)
+            if dl < self.release + self.duration:
+                raise ValueError(
+                    f"{where}.deadline: must be >= release + duration "
+                    f"({self.release} + {self.duration}), got {dl}"
+                )
+            object.__setattr__(self, "deadline", dl)
+
+    @property
+    def area(self) -> int:
+        """GPU-slots the job occupies when run."""
+        return self.gpus * self.duration
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A GPU pool over a horizon, shared by inference services and batch jobs.
+
+    The instance is immutable; derived arrays (``demand``, ``gpus``, ...) are
+    computed once, read-only, and can never go stale. Use
+    :func:`dataclasses.replace` (or :meth:`replace`) to derive a changed copy.
+
+    Parameters
+    ----------
+    name
+        Instance name (written into schedule files).
+    num_gpus
+        Pool size ``G``.
+    horizon
+        Number of slots ``T``.
+    services
+        Inference services; their summed demand never exceeds ``G``.
+    jobs
+        Batch jobs, in submission-list order (FIFO breaks release ties by it).
+    slot_hours
+        Length of one slot in hours.
+    meta
+        Free-form provenance (family, seed, generator parameters); not part
+        of the model and ignored by equality.
+
+    Raises
+    ------
+    ValueError
+        On any invalid field; the message names the field and the value.
+    """
+
+    name: str
+    num_gpus: int
+    horizon: int
+    services: tuple[Service, ...] = ()
+    jobs: tuple[Job, ...] = ()
+    slot_hours: float = 1.0
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def __post_init__(self) -> None:
+        _check_name("name", self.name)
+        if not isinstance(self.meta, Mapping):
+            raise ValueError(f"meta: must be a mapping, got {self.meta!r}")
+        G = _check_int("num_gpus", self.num_gpus, lo=1, hi=MAX_GPUS)
+        T = _check_int("horizon", self.horizon, lo=1, hi=MAX_HORIZON)
+        object.__setattr__(self, "num_gpus", G)
+        object.__setattr__(self, "horizon", T)
+        object.__setattr__(self, "slot_hours", _check_positive("slot_hours", self.slot_hours))
+        services = tuple(self.services)
+        jobs = tuple(self.jobs)
+        if len(jobs) > MAX_JOBS:
+            raise ValueError(f"jobs: at most {MAX_JOBS} jobs are accepted, got {len(jobs)}")
+        object.__setattr__(self, "services", services)
+        object.__setattr__(self, "jobs", jobs)
+
+        seen: set[str] = set()
+        for i, s in enumerate(services):
+            if not isinstance(s, Service):
+                raise ValueError(f"services[{i}]: must be a Service, got {type(s).__name__}")
+            if s.name in seen:
+                raise ValueError(f"services[{i}].name: duplicate service name {s.name!r}")
+            seen.add(s.name)
+            if len(s.demand) != T:
+                raise ValueError(
+                    f"services[{i}].demand: length must equal horizon ({T}), got {len(s.demand)}"
+                )
+            if s.peak > G:
+                t = s.demand.index(s.peak)
+                raise ValueError(
+                    f"services[{i}].demand[{t}]: must be <= num_gpus ({G}), got {s.peak}"
+                )
+        if services:
+            total = self.total_demand
+            over = np.flatnonzero(total > G)
+            if over.size:
+                t = int(over[0])
+                raise ValueError(
+                    f"services: summed demand at slot {t} is {int(total[t])}, "
+                    f"over num_gpus ({G})"
+                )
+
+        names: set[str] = set()
+        for i, j in enumerate(jobs):
+            if not isinstance(j, Job):
+                raise ValueError(f"jobs[{i}]: must be a Job, got {type(j).__name__}")
+            if j.name in names:
+                raise ValueError(f"jobs[{i}].name: duplicate job name {j.name!r}")
+            names.add(j.name)
+            if j.gpus > G:
+                raise ValueError(f"jobs[{i}].gpus: must be <= num_gpus ({G}), got {j.gpus}")
+            if j.release >= T:
+                raise ValueError(f"jobs[{i}].release: must be < horizon ({T}), got {j.release}")
+            if j.deadline is not None and j.deadline > T:
+                raise ValueError(
+                    f"jobs[{i}].deadline: must be <= horizon ({T}), got {j.deadline}"
+                )
+
+    # ------------------------------------------------------------------ arrays
+    @cached_property
+    def demand(self) -> np.ndarray:
+        """Inference demand, shape ``(num_services, horizon)``, int64, read-only."""
+        if not self.services:
+            return _readonly(np.zeros((0, self.horizon)), np.int64)
+        return _readonly([s.demand for s in self.services], np.int64)
+
+    @cached_property
+    def total_demand(self) -> np.ndarray:
+        """Summed inference demand per slot, shape ``(horizon,)``, read-only."""
+        return _readonly(self.demand.sum(axis=0), np.int64)
+
+    @cached_property
+    def gpus(self) -> np.ndarray:
+        """``g_j`` per job, int64, read-only."""
+        return _readonly([j.gpus for j in self.jobs], np.int64)
+
+    @cached_property
+    def durations(self) -> np.ndarray:
+        """``p_j`` per job, int64, read-only."""
+        return _readonly([j.duration for j in self.jobs], np.int64)
+
+    @cached_property
+    def releases(self) -> np.ndarray:
+        """``r_j`` per job, int64, read-only."""
+        return _readonly([j.release for j in self.jobs], np.int64)
+
+    @cached_property
+    def deadlines(self) -> np.ndarray:
+        """Effective end-by slot ``min(D_j, T)`` per job, int64, read-only."""
+        return _readonly(
+            [self.horizon if j.deadline is None else j.deadline for j in self.jobs], np.int64
+        )
+
+    @cached_property
+    def priorities(self) -> np.ndarray:
+        """``w_j`` per job, float64, read-only."""
+        return _readonly([j.priority for j in self.jobs], np.float64)
+
+    @cached_property
+    def job_values(self) -> np.ndarray:
+        """Value of running each job, ``w_j g_j p_j slot_hours``, read-only."""
+        return _readonly(
+            self.priorities * self.gpus * self.durations * self.slot_hours, np.float64
+        )
+
+    @cached_property
+    def job_index(self) -> Mapping[str, int]:
+        """Map from job name to its position in :attr:`jobs`."""
+        return {j.name: i for i, j in enumerate(self.jobs)}
+
+    @property
+    def num_jobs(self) -> int:
+        """Number of batch jobs."""
+        return len(self.jobs)
+
+    def batch_capacity(self, reservation: Reservation = "curve") -> np.ndarray:
+        """GPUs left for batch work in each slot under a reservation policy.
+
+        Parameters
+        ----------
+        reservation
+            ``"curve"``: ``G - sum_s d_s[t]`` (elastic). ``"peak"``: every
+            service holds its peak all the time, ``max(0, G - sum_s max_t d_s[t])``.
+
+        Returns
+        -------
+        numpy.ndarray
+            A new writable int64 array of length ``horizon``.
+        """
+        if reservation == "curve":
+            return self.num_gpus - self.total_demand
+        if reservation == "peak":
+            peak = int(self.demand.max(axis=1).sum()) if self.services else 0
+            return np.full(self.horizon, max(0, self.num_gpus - peak), dtype=np.int64)
+        raise ValueError(f"reservation: must be 'peak' or 'curve', got {reservation!r}")
+
+    def replace(self, **changes: Any) -> Instance:
+        """Return a validated copy with some fields changed."""
+        return replace(self, **changes)
+
+    def summary(self) -> str:
+        """One line describing the instance's size."""
+        return (
+            f"{self.name}: {self.num_gpus} GPUs, {self.horizon} slots x "
+            f"{self.slot_hours:g} h, {len(self.services)} services, {self.num_jobs} jobs"
+        )

@@ -1,0 +1,138 @@
+"""One result type for every method: heuristics and exact solvers alike."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from .checker import Metrics, gap
+from .schedule import Schedule
+
+__all__ = ["Status", "Result"]
+
+
+class Status(str, Enum):
+    """How a method ended."""
+
+    OPTIMAL = "optimal"
+    """Proven optimal (exact methods only)."""
+    FEASIBLE = "feasible"
+    """A checked feasible schedule, optimality not proven (heuristics)."""
+    TIME_LIMIT = "time_limit"
+    """An exact method stopped at its limit; the bound is the dual bound."""
+    INFEASIBLE = "infeasible"
+    """The model has no solution (cannot happen for valid instances: the empty schedule is feasible)."""
+    ERROR = "error"
+    """The method failed; ``message`` says why."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a method returns.
+
+    Attributes
+    ----------
+    method
+        Method name, as given to ``solve``.
+    status
+        A :class:`Status`.
+    schedule
+        The schedule found (checked by :func:`instances.evaluate`).
+    value
+        The schedule's value ``V``, as recomputed by the checker.
+    upper_bound
+        A proven upper bound on ``V`` over all feasible schedules, or ``None``
+        (heuristics).
+    runtime_s
+        Wall-clock seconds spent in the method.
+    metrics
+        The checker's figures for the schedule.
+    reservation
+        The reservation policy the method used (``peak`` or ``curve``).
+    params
+        The parameters the method was called with.
+    lp_bound
+        LP-relaxation bound at the root, when an exact method computed one.
+    nodes
+        Branch-and-bound nodes, when an exact method reports them.
+    message
+        Free text: the error for status ``error``, notes otherwise.
+    """
+
+    method: str
+    status: Status
+    schedule: Schedule
+    value: float
+    upper_bound: float | None = None
+    runtime_s: float = 0.0
+    metrics: Metrics | None = None
+    reservation: str = "curve"
+    params: dict[str, Any] = field(default_factory=dict)
+    lp_bound: float | None = None
+    nodes: int | None = None
+    message: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", Status(self.status))
+        if self.upper_bound is not None and self.upper_bound < self.value - 1e-6 * max(
+            1.0, abs(self.value)
+        ):
+            raise ValueError(
+                f"upper_bound: {self.upper_bound} is below the feasible value {self.value}"
+            )
+
+    @property
+    def gap(self) -> float | None:
+        """Relative gap ``(upper_bound - value) / upper_bound``, or ``None``."""
+        return gap(self.value, self.upper_bound)
+
+    @property
+    def utilization(self) -> float:
+        """Utilization of the schedule (``nan`` without metrics)."""
+        return self.metrics.utilization if self.metrics is not None else math.nan
+
+    def to_row(self) -> dict[str, Any]:
+        """A flat ``dict`` (one pandas row): identification, bound and every metric."""
+        row: dict[str, Any] = {
+            "instance": self.schedule.instance,
+            "method": self.method,
+            "status": str(self.status),
+            "value": self.value,
+            "upper_bound": self.upper_bound,
+            "gap": self.gap,
+            "lp_bound": self.lp_bound,
+            "nodes": self.nodes,
+            "runtime_s": self.runtime_s,
+            "reservation": self.reservation,
+            "params": dict(self.params),
+            "message": self.message,
+        }
+        if self.metrics is not None:
+            for k, v in self.metrics.to_dict().items():
+                if k not in ("value", "reservation"):
+                    row[k] = v
+        return row
+
+    def to_json(self) -> dict[str, Any]:
+        """The command line's ``--json`` object (JSON-safe: no NaN)."""
+        row = self.to_row()
+        row["starts"] = dict(self.schedule.starts)
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
+
+    def summary(self) -> str:
+        """A short human-readable account."""
+        parts = [f"{self.method}: {self.status}", f"value {self.value:.6g}"]
+        if self.metrics is not None:
+            parts.append(f"utilization {100 * self.metrics.utilization:.1f}%")
+            parts.append(f"jobs {self.metrics.jobs_run}/{self.metrics.jobs_run + self.metrics.jobs_rejected}")
+        if self.upper_bound is not None:
+            parts.append(f"bound {self.upper_bound:.6g} (gap {100 * (self.gap or 0):.2f}%)")
+        parts.append(f"{self.runtime_s:.3f} s")
+        if self.message:
+            parts.append(self.message)
+        return ", ".join(parts)

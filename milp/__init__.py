@@ -1,0 +1,1 @@
+"""The exact time-indexed MILP (PROBLEM.md section 4): built as arrays, solved by HiGHS."""
