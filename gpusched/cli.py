@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-__all__ = ["main", "UsageError", "COMMAND_MODULES"]
+__all__ = ["COMMAND_MODULES", "UsageError", "main"]
 
 COMMAND_MODULES: tuple[str, ...] = ("gpusched.commands.core",)
 """Modules whose ``register(subparsers)`` adds subcommands, in help order."""

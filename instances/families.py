@@ -30,8 +30,8 @@ __all__ = [
     "KIND_SPECS",
     "SEED_SCENARIOS",
     "TRACE_GPU_THROUGHPUT_RPS",
-    "generate",
     "daily_curve",
+    "generate",
     "servegen_hourly_rps",
 ]
 
@@ -128,7 +128,7 @@ def _draw_jobs(
     gpus = np.minimum(gpus, num_gpus)
     dur = np.minimum(dur, horizon)
     prio = np.maximum(prio, 0.01)
-    release_slots = max(1, min(horizon, int(round(release_hours / slot_hours))))
+    release_slots = max(1, min(horizon, round(release_hours / slot_hours)))
     if bursts > 0:
         centers = rng.integers(0, release_slots, size=bursts)
         rel = centers[rng.integers(0, bursts, size=n)] + rng.integers(0, 2, size=n)

@@ -23,17 +23,17 @@ from .schedule import Schedule
 __all__ = [
     "INSTANCE_FORMAT",
     "SCHEDULE_FORMAT",
-    "schema",
+    "atomic_write_text",
+    "dumps",
     "instance_from_dict",
     "instance_to_dict",
-    "dumps",
     "load",
-    "save",
-    "schedule_from_dict",
     "load_schedule",
-    "save_schedule",
     "read_json",
-    "atomic_write_text",
+    "save",
+    "save_schedule",
+    "schedule_from_dict",
+    "schema",
 ]
 
 INSTANCE_FORMAT = "gpusched-instance/1"

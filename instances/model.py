@@ -18,13 +18,13 @@ import numpy.typing as npt
 
 __all__ = [
     "JOB_KINDS",
+    "MAX_GPUS",
     "MAX_HORIZON",
     "MAX_JOBS",
-    "MAX_GPUS",
+    "Instance",
+    "Job",
     "Reservation",
     "Service",
-    "Job",
-    "Instance",
 ]
 
 JOB_KINDS: tuple[str, ...] = ("training", "batch_inference", "quantization", "other")

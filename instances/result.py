@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from .checker import Metrics, gap
 from .schedule import Schedule
 
-__all__ = ["Status", "Result"]
+__all__ = ["Result", "Status"]
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """How a method ended."""
 
     OPTIMAL = "optimal"

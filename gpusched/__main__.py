@@ -1,0 +1,5 @@
+"""``python -m gpusched``: the command line."""
+
+from gpusched.cli import entry
+
+entry()

@@ -1,0 +1,87 @@
+"""The command line: contract keys, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gpusched.cli import main
+
+CONTRACT = {"method", "status", "value", "upper_bound", "utilization", "runtime_s"}
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gpusched", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_generate_solve_check_round_trip(tmp_path) -> None:
+    x, y, s = tmp_path / "x.json", tmp_path / "y.json", tmp_path / "s.json"
+    assert run("generate", "seed-training-heavy", "--seed", "0", "-o", str(x)).returncode == 0
+    assert run("generate", "seed-training-heavy", "--seed", "0", "-o", str(y)).returncode == 0
+    assert x.read_bytes() == y.read_bytes()
+    out = run("solve", str(x), "--method", "fifo", "--json", "-o", str(s))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == 1
+    d = json.loads(lines[0])
+    assert set(d) >= CONTRACT
+    assert d["method"] == "fifo" and d["upper_bound"] is None
+    chk = run("check", str(x), str(s), "--json")
+    assert chk.returncode == 0
+    c = json.loads(chk.stdout)
+    assert c["feasible"] is True and c["value"] == pytest.approx(d["value"])
+    assert c["utilization"] == pytest.approx(d["utilization"])
+
+
+def test_check_rejects_an_infeasible_schedule_with_exit_1(tmp_path, capsys) -> None:
+    inst = tmp_path / "i.json"
+    inst.write_text(json.dumps({
+        "format": "gpusched-instance/1", "name": "ex", "num_gpus": 2, "horizon": 3,
+        "services": [{"name": "s", "priority": 1, "demand": [1, 0, 0]}],
+        "jobs": [{"name": "a", "gpus": 2, "duration": 1}],
+    }))
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "gpusched-schedule/1", "instance": "ex", "starts": {"a": 0}}))
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"format": "gpusched-schedule/1", "instance": "ex", "starts": {"a": 1}}))
+    assert main(["check", str(inst), str(good)]) == 0
+    assert main(["check", str(inst), str(bad)]) == 1
+    assert "slot 0" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("", "empty"),
+        ("{", "malformed JSON"),
+        ('{"format": "gpusched-instance/1", "name": "x", "num_gpus": 2, "horizon": 2, '
+         '"jobs": [{"name": "a", "gpus": 3, "duration": 1}]}', "jobs[0].gpus"),
+        ('{"format": "other/1"}', "format"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, content, needle) -> None:
+    f = tmp_path / "broken.json"
+    f.write_text(content)
+    out = run("solve", str(f), "--method", "fifo")
+    assert out.returncode == 2
+    err = out.stderr.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in out.stderr
+    assert str(f) in err[0] and needle in err[0]
+
+
+def test_usage_errors_exit_2_without_traceback() -> None:
+    for args in (["solve"], ["generate", "no-such-family"], ["frobnicate"]):
+        out = run(*args)
+        assert out.returncode == 2
+        assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_listing_commands(capsys) -> None:
+    assert main(["families"]) == 0
+    assert "seed-training-heavy" in capsys.readouterr().out
+    assert main(["methods"]) == 0
+    assert "fifo-curve" in capsys.readouterr().out
