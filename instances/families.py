@@ -108,8 +108,12 @@ def _draw_jobs(
     deadline_slack: tuple[float, float] = (1.3, 3.0),
     priority_scale: dict[str, float] | None = None,
     bursts: int = 0,
+    specs: dict[str, KindSpec] | None = None,
 ) -> list[Job]:
-    """Draw ``n`` jobs as arrays, sorted by release (submission order)."""
+    """Draw ``n`` jobs as arrays, sorted by release (submission order).
+
+    ``specs`` overrides :data:`KIND_SPECS` for some kinds."""
+    specs = {**KIND_SPECS, **(specs or {})}
     kinds = [k for k in JOB_KINDS if mix.get(k, 0.0) > 0]
     p = np.array([mix[k] for k in kinds], dtype=float)
     kind_idx = rng.choice(len(kinds), size=n, p=p / p.sum())
@@ -117,7 +121,7 @@ def _draw_jobs(
     dur = np.empty(n, dtype=np.int64)
     prio = np.empty(n, dtype=float)
     for k, kind in enumerate(kinds):
-        spec = KIND_SPECS[kind]
+        spec = specs[kind]
         mask = kind_idx == k
         m = int(mask.sum())
         gpus[mask] = rng.choice(np.array(spec.gpus), size=m, p=np.array(spec.gpus_p)) * gpu_scale
@@ -148,7 +152,7 @@ def _draw_jobs(
         counters[kind] += 1
         jobs.append(
             Job(
-                name=f"{KIND_SPECS[kind].prefix}-{counters[kind]}",
+                name=f"{specs[kind].prefix}-{counters[kind]}",
                 gpus=int(gpus[i]),
                 duration=int(dur[i]),
                 priority=float(prio[i]),
@@ -161,16 +165,25 @@ def _draw_jobs(
 
 
 # ---------------------------------------------------------------- families
+SEED_TRAINING_SPECS: dict[str, KindSpec] = {
+    "training": KindSpec((3, 4, 6), (0.30, 0.55, 0.15), (3.0, 8.0), (1.0, 5.0), "train"),
+    "batch_inference": KindSpec((1, 2), (0.5, 0.5), (1.0, 3.0), (0.5, 3.0), "binf"),
+    "quantization": KindSpec((1,), (1.0,), (1.0, 2.0), (0.5, 2.0), "quant"),
+}
+"""Job sizes of the seed test: training blocks of 3-6 GPUs (wider than what the
+peak reservation leaves), small inference and quantization jobs."""
+
+
 def _seed_training_heavy(rng: np.random.Generator, *, num_jobs: int = 14) -> Instance:
     """8 GPUs, 24 hourly slots; one chat service from 2 GPUs at 4 AM to 6 at noon;
-    training-heavy batch mix (60% training, 25% batch inference, 15% quantization)
-    submitted over the first 10 hours."""
+    training-heavy batch mix (70% training blocks of 3-6 GPUs, 20% batch inference,
+    10% quantization) submitted over the first 10 hours."""
     G, T = 8, 24
     demand = daily_curve(T, 1.0, 2, 6)
     jobs = _draw_jobs(
         rng, num_jobs,
-        mix={"training": 0.6, "batch_inference": 0.25, "quantization": 0.15},
-        num_gpus=G, horizon=T, slot_hours=1.0, release_hours=10.0,
+        mix={"training": 0.7, "batch_inference": 0.2, "quantization": 0.1},
+        num_gpus=G, horizon=T, slot_hours=1.0, release_hours=10.0, specs=SEED_TRAINING_SPECS,
     )
     return Instance("seed-training-heavy", G, T, (Service("chat", 3.0, tuple(demand)),), tuple(jobs))
 
