@@ -322,12 +322,13 @@ def _large(
     rng: np.random.Generator, *, num_gpus: int | None = None, horizon: int = 168,
     num_jobs: int | None = None,
 ) -> Instance:
-    """64-1024 GPUs, a week of hourly slots, 500-10,000 jobs, 2-4 services.
+    """64-1024 GPUs, a week of hourly slots, 500-10,000 jobs (about 8 per GPU), 2-4 services.
 
-    Job GPU counts scale with the pool (a multiple of 8 GPUs is one unit)."""
+    Job GPU counts scale with the pool: above 128 GPUs, sizes are multiplied by
+    ``num_gpus // 128``."""
     G = num_gpus if num_gpus is not None else int(rng.choice([64, 128, 256, 512, 1024]))
-    n = num_jobs if num_jobs is not None else int(rng.integers(500, 10_001))
-    scale = max(1, G // 64)
+    n = num_jobs if num_jobs is not None else int(np.clip(round(8 * G * rng.uniform(0.8, 1.25)), 500, 10_000))
+    scale = max(1, G // 128)
     return _scaled(rng, "large", G, horizon, 1.0, n, int(rng.integers(2, 5)), scale)
 
 
