@@ -5,19 +5,42 @@ which ``g`` GPUs stay free for ``p`` slots". :func:`earliest_fit` answers it
 with array operations over the window (a cumulative count of the slots that
 have room), never a Python loop over slots. ``tests/reference.py`` keeps a
 plain per-slot version that the tests hold it to.
+
+:func:`serial_starts` is the serial schedule-generation scheme (the list
+decoder) shared by list scheduling, sampling, local search and conservative
+backfilling; :func:`first_fits_now` is the vectorized "which job of this list
+can start at slot ``t``" test of the time-stepping methods.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from instances import Instance, Result, Schedule, Status, evaluate
 
-__all__ = ["earliest_fit", "occupy", "finish"]
+__all__ = [
+    "RESERVATIONS",
+    "earliest_fit",
+    "finish",
+    "first_fits_now",
+    "job_arrays",
+    "occupy",
+    "serial_starts",
+]
+
+RESERVATIONS: tuple[str, ...] = ("peak", "curve")
+"""Reservation policies of the inference capacity (PROBLEM.md section 3)."""
+
+
+def check_reservation(reservation: str) -> str:
+    """Return ``reservation`` or raise :class:`ValueError` naming it."""
+    if reservation not in RESERVATIONS:
+        raise ValueError(f"reservation: must be 'peak' or 'curve', got {reservation!r}")
+    return reservation
 
 
 def earliest_fit(free: np.ndarray, g: int, p: int, lo: int, hi: int) -> int:
@@ -31,25 +54,98 @@ def earliest_fit(free: np.ndarray, g: int, p: int, lo: int, hi: int) -> int:
         GPUs and duration (slots) of the block.
     lo, hi
         The block must start at or after ``lo`` and end at or before ``hi``.
+
+    Returns
+    -------
+    int
+        The start slot, or ``-1`` when no window fits.
     """
     n = hi - lo
     if n < p or lo < 0:
         return -1
     ok = free[lo:hi] >= g
     if p == 1:
-        k = int(np.argmax(ok))
+        k = int(ok.argmax())
         return lo + k if ok[k] else -1
     c = np.empty(n + 1, dtype=np.int64)
     c[0] = 0
     np.cumsum(ok, out=c[1:])
     full = (c[p:] - c[:-p]) == p
-    k = int(np.argmax(full))
+    k = int(full.argmax())
     return lo + k if full[k] else -1
 
 
 def occupy(free: np.ndarray, s: int, g: int, p: int) -> None:
     """Take ``g`` GPUs in slots ``s .. s+p-1`` of the profile, in place."""
     free[s : s + p] -= g
+
+
+def job_arrays(inst: Instance) -> tuple[list[int], list[int], list[int], list[int]]:
+    """``(gpus, durations, releases, deadlines)`` as plain ``int`` lists (fast to index)."""
+    return (
+        inst.gpus.tolist(),
+        inst.durations.tolist(),
+        inst.releases.tolist(),
+        inst.deadlines.tolist(),
+    )
+
+
+def serial_starts(
+    free: np.ndarray,
+    order: Sequence[int] | np.ndarray,
+    jobs: tuple[list[int], list[int], list[int], list[int]],
+    start: np.ndarray | None = None,
+) -> np.ndarray:
+    """Serial schedule generation: place the jobs of ``order`` one by one, earliest fit.
+
+    Each job ``j`` in turn starts at the earliest slot ``s >= r_j`` from which
+    ``g_j`` GPUs stay free for ``p_j`` slots and ``s + p_j <= min(D_j, T)``;
+    a job that fits nowhere is not run. ``free`` is updated in place.
+
+    Parameters
+    ----------
+    free
+        Free GPUs per slot (modified in place).
+    order
+        Job indices in placement order; jobs absent from it are not placed.
+    jobs
+        :func:`job_arrays` of the instance.
+    start
+        Per-job start array to fill (``-1`` for not run); a new one if ``None``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The start array.
+    """
+    gpus, dur, rel, dl = jobs
+    if start is None:
+        start = np.full(len(gpus), -1, dtype=np.int64)
+    for j in order.tolist() if isinstance(order, np.ndarray) else order:
+        g = gpus[j]
+        p = dur[j]
+        s = earliest_fit(free, g, p, rel[j], dl[j])
+        if s >= 0:
+            free[s : s + p] -= g
+            start[j] = s
+    return start
+
+
+def first_fits_now(
+    free: np.ndarray, t: int, cand: np.ndarray, gpus: np.ndarray, dur: np.ndarray
+) -> int:
+    """Position in ``cand`` of the first job that can start at slot ``t``, or ``-1``.
+
+    A job fits now when ``free[t:t+p] >= g``; the caller guarantees
+    ``t + p <= min(D, T)`` for every candidate. One cumulative minimum of the
+    profile from ``t`` answers every candidate at once.
+    """
+    if cand.size == 0:
+        return -1
+    cm = np.minimum.accumulate(free[t:])
+    ok = cm[dur[cand] - 1] >= gpus[cand]
+    k = int(ok.argmax())
+    return k if ok[k] else -1
 
 
 def finish(

@@ -1,0 +1,121 @@
+"""``best``: the best schedule of the fast methods, in a bounded budget."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import numpy as np
+
+from instances import Instance, Result
+
+from ._core import finish
+from .backfill import conservative_starts, easy_starts
+from .fifo import fifo_starts
+from .listsched import list_starts, parallel_starts
+from .rules import RULES, order_by
+from .search import local_search_order, sampling_order
+
+__all__ = ["CONSTRUCTIVE_MEMBERS", "best"]
+
+logger = logging.getLogger(__name__)
+
+CONSTRUCTIVE_MEMBERS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("fifo", {}),
+    ("fifo-curve", {}),
+    ("easy-peak", {}),
+    ("easy-curve", {}),
+    ("conservative-peak", {}),
+    ("conservative-curve", {}),
+    *(("list", {"rule": r}) for r in RULES),
+    *(("list-peak", {"rule": r}) for r in RULES),
+    *(("parallel", {"rule": r}) for r in RULES),
+)
+"""The one-pass methods ``best`` runs first, as ``(method, params)``; then it
+runs ``sampling`` and ``local-search`` (see :func:`best`)."""
+
+
+def _constructive(inst: Instance, method: str, params: dict[str, Any]) -> np.ndarray:
+    rule = params.get("rule", "priority")
+    if method in ("fifo", "fifo-curve"):
+        return fifo_starts(inst, "peak" if method == "fifo" else "curve")
+    if method.startswith("easy-"):
+        return easy_starts(inst, method.removeprefix("easy-"))
+    if method.startswith("conservative-"):
+        return conservative_starts(inst, method.removeprefix("conservative-"))
+    if method in ("list", "list-peak"):
+        return list_starts(inst, order_by(inst, rule), "curve" if method == "list" else "peak")
+    if method == "parallel":
+        return parallel_starts(inst, order_by(inst, rule), "curve")
+    raise ValueError(f"method: {method!r} is not a constructive member of best")
+
+
+def best(
+    inst: Instance,
+    *,
+    time_limit: float | None = 10.0,
+    passes: int = 200,
+    iterations: int = 3000,
+    seed: int = 0,
+) -> Result:
+    """The best schedule of the fast heuristics (``curve`` reservation).
+
+    Runs, in this order, and keeps the schedule of highest value (the first
+    one on ties): every method of :data:`CONSTRUCTIVE_MEMBERS`; ``sampling``
+    with ``passes`` and ``seed``; ``local-search`` with ``iterations`` and
+    ``seed``, started from the sampling's best order (the same as method
+    ``local-search`` with ``passes=passes``). Every member's schedule is
+    feasible under ``curve``, so the result is at least as good as each.
+
+    Budget: the one-pass members always run (milliseconds to a few hundred
+    on the largest families); sampling may use up to 40% of the rest of
+    ``time_limit`` and local search whatever is left. With the defaults the
+    whole method stays within 10 s, plus one decode.
+
+    Parameters
+    ----------
+    time_limit
+        Seconds for the whole method (default 10); ``None`` for no limit.
+    passes
+        Sampling passes (default 200).
+    iterations
+        Local-search moves (default 3000).
+    seed
+        Seed of sampling and local search.
+    """
+    t0 = time.perf_counter()
+
+    def left() -> float | None:
+        return None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))
+
+    values = inst.job_values
+    best_start: np.ndarray | None = None
+    best_val, best_name = -1.0, ""
+    for method, params in CONSTRUCTIVE_MEMBERS:
+        start = _constructive(inst, method, params)
+        val = float(values[start >= 0].sum())
+        if val > best_val:
+            best_start, best_val = start, val
+            best_name = method + "".join(f" {k}={v}" for k, v in params.items())
+    rest = left()
+    order, start, done = sampling_order(
+        inst, passes=passes, time_limit=None if rest is None else 0.4 * rest, seed=seed
+    )
+    val = float(values[start >= 0].sum())
+    if val > best_val:
+        best_start, best_val, best_name = start, val, f"sampling ({done} passes)"
+    _, start, moves = local_search_order(
+        inst, order, iterations=iterations, time_limit=left(), seed=seed
+    )
+    val = float(values[start >= 0].sum())
+    if val > best_val:
+        best_start, best_val, best_name = start, val, f"local-search ({moves} moves)"
+    assert best_start is not None
+    logger.debug("best: %s, value %.6g", best_name, best_val)
+    return finish(
+        inst, "best", best_start, reservation="curve", started_at=t0,
+        params={"time_limit": time_limit, "passes": passes, "iterations": iterations,
+                "seed": seed},
+        message=f"from {best_name}; sampling {done} passes, local search {moves} moves",
+    )
