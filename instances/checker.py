@@ -7,6 +7,7 @@ heuristic or in the MILP cannot hide behind the same bug in the checker.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -121,7 +122,8 @@ def evaluate(
         job = by_name.get(name)
         if job is None:
             raise InfeasibleScheduleError(
-                f"starts[{name!r}]: no job of that name in instance {inst.name!r}", job=name
+                f"starts[{json.dumps(name)}]: no job of that name in instance {inst.name!r}",
+                job=name,
             )
         if s < job.release:
             raise InfeasibleScheduleError(

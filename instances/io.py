@@ -8,7 +8,10 @@ ship in ``instances/schema/``. Every problem with a file raises
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
+import sys
 import tempfile
 from functools import cache
 from importlib import resources
@@ -22,6 +25,7 @@ from .schedule import Schedule
 
 __all__ = [
     "INSTANCE_FORMAT",
+    "MAX_FILE_BYTES",
     "SCHEDULE_FORMAT",
     "atomic_write_text",
     "dumps",
@@ -39,6 +43,13 @@ __all__ = [
 INSTANCE_FORMAT = "gpusched-instance/1"
 SCHEDULE_FORMAT = "gpusched-schedule/1"
 
+MAX_FILE_BYTES = 256 * 2**20
+"""Largest file :func:`read_json` reads (256 MiB, room for ``MAX_JOBS`` jobs).
+
+A larger file is refused from its size alone, before a byte of it is parsed:
+parsing ten million jobs would take gigabytes of memory.
+"""
+
 
 @cache
 def schema(kind: str = "instance") -> dict[str, Any]:
@@ -47,22 +58,112 @@ def schema(kind: str = "instance") -> dict[str, Any]:
     return json.loads(text)
 
 
-def _reject_constant(token: str) -> float:
-    raise ValueError(f"{token} is not a valid JSON number (NaN and infinity are not allowed)")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _format_path(parts: Any) -> str:
+    """``jobs[3].gpus``, ``starts["train-7"]``: the field at a JSON path."""
+    out = ""
+    prev: Any = None
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif prev == "starts" or not _IDENTIFIER.fullmatch(part):
+            out += f"[{json.dumps(part)}]"
+        else:
+            out += f".{part}" if out else part
+        prev = part
+    return out or "(top level)"
 
 
 def _path(error: jsonschema.ValidationError) -> str:
-    out = ""
-    for part in error.absolute_path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
+    return _format_path(error.absolute_path)
+
+
+class _Refused:
+    """Left by the parser where a value is not allowed; :func:`_find_refused` reports it."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
+class _DuplicateKeys(dict):  # type: ignore[type-arg]
+    """A JSON object that named a key twice (JSON parsers silently keep the last)."""
+
+    __slots__ = ("why",)
+
+
+def _find_refused(data: Any) -> tuple[str, str] | None:
+    """Path and reason of the first refused value (depth first, document order)."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, _Refused):
+            return _format_path(where), node.why
+        if isinstance(node, _DuplicateKeys):
+            return _format_path(where), node.why
+        if isinstance(node, dict):
+            stack.extend((v, (*where, k)) for k, v in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((v, (*where, i)) for i, v in reversed(list(enumerate(node))))
+    return None
+
+
+def _parse(text: str) -> Any:
+    """``json.loads`` that refuses NaN, infinity, float overflow and duplicate keys.
+
+    Raises
+    ------
+    ValueError
+        ``<field>: <why>`` naming where the refused value sits.
+    json.JSONDecodeError
+        For malformed JSON.
+    """
+    refused = False
+
+    def constant(token: str) -> _Refused:
+        nonlocal refused
+        refused = True
+        return _Refused(f"{token} is not a valid JSON number (NaN and infinity are not allowed)")
+
+    def number(token: str) -> float | _Refused:
+        nonlocal refused
+        x = float(token)
+        if math.isfinite(x):
+            return x
+        refused = True
+        return _Refused(f"{token} is not a finite number (it overflows a 64-bit float)")
+
+    def obj(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal refused
+        d = dict(pairs)
+        if len(d) == len(pairs):
+            return d
+        refused = True
+        seen: set[str] = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        dup = _DuplicateKeys(d)
+        dup.why = f"duplicate key {json.dumps(key)} in one object"
+        return dup
+
+    data = json.loads(text, parse_constant=constant, parse_float=number, object_pairs_hook=obj)
+    if refused:
+        found = _find_refused(data)
+        if found is not None:
+            raise ValueError(f"{found[0]}: {found[1]}")
+    return data
 
 
 def _schema_check(data: Any, kind: str) -> None:
     validator = jsonschema.Draft202012Validator(schema(kind))
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
-        raise ValueError(f"{_path(error)}: {error.message}")
+        message = error.message
+        if len(message) > 200:  # the offending value may be a whole list of jobs
+            message = f"{message[:120]} ... {message[-60:]}"
+        raise ValueError(f"{_path(error)}: {message}")
 
 
 def _format_check(data: Any, expected: str) -> None:
@@ -72,6 +173,15 @@ def _format_check(data: Any, expected: str) -> None:
         raise ValueError(f"format: missing; expected {expected!r}")
     if data["format"] != expected:
         raise ValueError(f"format: expected {expected!r}, got {data['format']!r}")
+
+
+def _item_error(key: str, i: int, noun: str, name: str, e: ValueError) -> str:
+    """``jobs[3].gpus: ...`` from the model's ``job 'x'.gpus: ...``."""
+    msg = str(e)
+    prefix = f"{noun} {name!r}."
+    if msg.startswith(prefix):
+        return f"{key}[{i}].{msg[len(prefix):]} ({noun} {name!r})"
+    return f"{key}[{i}]: {msg}"
 
 
 def instance_from_dict(data: Any) -> Instance:
@@ -96,7 +206,7 @@ def instance_from_dict(data: Any) -> Instance:
         try:
             services.append(Service(s["name"], s.get("priority", 1.0), tuple(s["demand"])))
         except ValueError as e:
-            raise ValueError(f"services[{i}]: {e}") from None
+            raise ValueError(_item_error("services", i, "service", s["name"], e)) from None
     job_list = []
     for i, j in enumerate(data["jobs"]):
         try:
@@ -112,7 +222,7 @@ def instance_from_dict(data: Any) -> Instance:
                 )
             )
         except ValueError as e:
-            raise ValueError(f"jobs[{i}]: {e}") from None
+            raise ValueError(_item_error("jobs", i, "job", j["name"], e)) from None
     return Instance(
         name=data["name"],
         num_gpus=data["num_gpus"],
@@ -178,15 +288,21 @@ def dumps(inst: Instance) -> str:
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    """Read a JSON file, refusing NaN and infinity.
+    """Read a JSON file, refusing NaN, infinity and keys named twice.
 
     Raises
     ------
     ValueError
-        ``<file>: ...`` for unreadable text or malformed JSON.
+        ``<file>: ...`` for a file over :data:`MAX_FILE_BYTES`, text that is
+        not UTF-8, malformed JSON, or a refused value (naming its field).
     OSError
         If the file cannot be opened.
     """
+    size = os.stat(path).st_size
+    if size > MAX_FILE_BYTES:
+        raise ValueError(
+            f"{path}: file size {size} bytes is over the limit of {MAX_FILE_BYTES} bytes"
+        )
     raw = Path(path).read_bytes()
     try:
         text = raw.decode("utf-8")
@@ -195,11 +311,17 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     if not text.strip():
         raise ValueError(f"{path}: the file is empty")
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return _parse(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: malformed JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
     except RecursionError:
         raise ValueError(f"{path}: JSON nested too deeply") from None
+    except ValueError as e:
+        if "integer string conversion" in str(e):
+            raise ValueError(
+                f"{path}: an integer literal has more than {sys.get_int_max_str_digits()} digits"
+            ) from None
+        raise ValueError(f"{path}: {e}") from None
 
 
 def load(path: str | os.PathLike[str]) -> Instance:

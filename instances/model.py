@@ -156,7 +156,7 @@ class Job:
         where = f"job {self.name!r}"
         object.__setattr__(self, "gpus", _check_int(f"{where}.gpus", self.gpus, lo=1))
         object.__setattr__(
-            self, "duration", _check_int(f"{where}.duration", self.duration, lo=1)
+            self, "duration", _check_int(f"{where}.duration", self.duration, lo=1, hi=MAX_HORIZON)
         )
         object.__setattr__(
             self, "priority", _check_positive(f"{where}.priority", self.priority)
@@ -275,6 +275,26 @@ class Instance:
             if j.deadline is not None and j.deadline > T:
                 raise ValueError(
                     f"jobs[{i}].deadline: must be <= horizon ({T}), got {j.deadline}"
+                )
+        self._check_values_finite()
+
+    def _check_values_finite(self) -> None:
+        """Refuse priorities so large that a value or the total value overflows to infinity."""
+        h = self.slot_hours
+        total = 0.0
+        for i, s in enumerate(self.services):
+            total += s.priority * float(sum(s.demand)) * h
+            if not math.isfinite(total):
+                raise ValueError(
+                    f"services[{i}].priority: {s.priority!r} makes the value of the served "
+                    f"demand (priority * GPU-slots * slot_hours) overflow to infinity"
+                )
+        for i, j in enumerate(self.jobs):
+            total += j.priority * j.gpus * j.duration * h
+            if not math.isfinite(total):
+                raise ValueError(
+                    f"jobs[{i}].priority: {j.priority!r} makes the value "
+                    f"(priority * gpus * duration * slot_hours) overflow to infinity"
                 )
 
     # ------------------------------------------------------------------ arrays

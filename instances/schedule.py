@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+
+from .model import MAX_HORIZON
 
 __all__ = ["Schedule"]
 
@@ -26,7 +29,8 @@ class Schedule:
     Raises
     ------
     ValueError
-        If a job name is not a non-empty string or a start is not an integer.
+        If a job name is not a non-empty string or a start is not an integer
+        slot in ``[0, MAX_HORIZON)`` (no instance has a later slot).
         Whether the schedule is *feasible* is :func:`instances.evaluate`'s job.
     """
 
@@ -42,8 +46,11 @@ class Schedule:
         for name, s in self.starts.items():
             if not isinstance(name, str) or not name:
                 raise ValueError(f"starts: job names must be non-empty strings, got {name!r}")
+            where = f"starts[{json.dumps(name)}]"
             if not isinstance(s, (int, np.integer)) or isinstance(s, (bool, np.bool_)):
-                raise ValueError(f"starts[{name!r}]: must be an integer slot, got {s!r}")
+                raise ValueError(f"{where}: must be an integer slot, got {s!r}")
+            if not 0 <= s < MAX_HORIZON:
+                raise ValueError(f"{where}: must be a slot in [0, {MAX_HORIZON}), got {s}")
             clean[name] = int(s)
         object.__setattr__(self, "starts", MappingProxyType(clean))
 
@@ -89,7 +96,9 @@ class Schedule:
         index = inst.job_index
         for name, s in self.starts.items():
             if name not in index:
-                raise ValueError(f"starts[{name!r}]: no job of that name in instance {inst.name!r}")
+                raise ValueError(
+                    f"starts[{json.dumps(name)}]: no job of that name in instance {inst.name!r}"
+                )
             out[index[name]] = s
         return out
 

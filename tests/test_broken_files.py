@@ -1,0 +1,181 @@
+"""The corpus of broken files: every one is refused, by the library and by the CLI.
+
+``tests/data/broken/expected.json`` maps each broken file to the fragments its
+error message must contain (the field at fault). The library raises
+``ValueError`` whose message starts with the file and names the field; the
+command line exits with code 2 and prints exactly one line naming both, never
+a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import instances
+from gpusched.cli import main
+from instances.model import MAX_HORIZON, MAX_JOBS
+
+BROKEN = Path(__file__).parent / "data" / "broken"
+EXPECTED: dict[str, list[str]] = json.loads((BROKEN / "expected.json").read_text())
+BASE_INSTANCE = BROKEN / "base" / "instance.json"
+BASE_SCHEDULE = BROKEN / "base" / "schedule.json"
+
+INSTANCE_FILES = sorted(k for k in EXPECTED if k.startswith("instance/"))
+SCHEDULE_FILES = sorted(k for k in EXPECTED if k.startswith("schedule/"))
+
+
+def _assert_names(message: str, path: Path, fragments: list[str]) -> None:
+    assert str(path) in message, f"message does not name the file: {message}"
+    for frag in fragments:
+        assert frag in message, f"message does not name {frag!r}: {message}"
+
+
+def _assert_one_line_exit_2(code: int, err: str, path: Path, fragments: list[str]) -> None:
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("gpusched: error: ")
+    _assert_names(lines[0], path, fragments)
+
+
+def test_every_corpus_file_has_an_expectation():
+    on_disk = {
+        str(p.relative_to(BROKEN)) for sub in ("instance", "schedule") for p in (BROKEN / sub).iterdir()
+    }
+    assert on_disk == set(EXPECTED)
+    assert all(EXPECTED.values()), "every file must name at least one expected fragment"
+
+
+def test_base_files_are_valid():
+    inst = instances.load(BASE_INSTANCE)
+    m = instances.evaluate(inst, instances.load_schedule(BASE_SCHEDULE))
+    assert m.jobs_run == 2
+
+
+@pytest.mark.parametrize("name", INSTANCE_FILES)
+def test_broken_instance_library(name):
+    path = BROKEN / name
+    with pytest.raises(ValueError) as err:
+        instances.load(path)
+    _assert_names(str(err.value), path, EXPECTED[name])
+    assert str(err.value).startswith(f"{path}: ")
+
+
+@pytest.mark.parametrize("name", INSTANCE_FILES)
+def test_broken_instance_cli(name, capsys):
+    path = BROKEN / name
+    code = main(["solve", str(path), "--method", "fifo"])
+    out, err = capsys.readouterr()
+    assert out == ""
+    _assert_one_line_exit_2(code, err, path, EXPECTED[name])
+    code = main(["check", str(path), str(BASE_SCHEDULE)])
+    _assert_one_line_exit_2(code, capsys.readouterr().err, path, EXPECTED[name])
+
+
+@pytest.mark.parametrize("name", SCHEDULE_FILES)
+def test_broken_schedule_library(name):
+    path = BROKEN / name
+    inst = instances.load(BASE_INSTANCE)
+    with pytest.raises(ValueError) as err:
+        schedule = instances.load_schedule(path)
+        instances.evaluate(inst, schedule)  # an unknown job is only known against the instance
+    for frag in EXPECTED[name]:
+        assert frag in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("name", SCHEDULE_FILES)
+def test_broken_schedule_cli(name, capsys):
+    path = BROKEN / name
+    code = main(["check", str(BASE_INSTANCE), str(path)])
+    out, err = capsys.readouterr()
+    assert out == ""
+    _assert_one_line_exit_2(code, err, path, EXPECTED[name])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve", "instance/gpus-string.json", "--method", "fifo"],
+        ["check", "base/instance.json", "schedule/unknown-job.json"],
+        ["check", "instance/binary-garbage.bin", "base/schedule.json"],
+    ],
+)
+def test_console_script_prints_no_traceback(argv):
+    """The real console script, in a subprocess: one line, exit 2."""
+    argv = [str(BROKEN / a) if "/" in a else a for a in argv]
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from gpusched.cli import main; sys.exit(main())", *argv],
+        capture_output=True, text=True, timeout=60,
+    )
+    bad = Path(argv[1] if argv[0] == "solve" else next(a for a in argv if "broken/" in a and "base" not in a))
+    _assert_one_line_exit_2(proc.returncode, proc.stderr, bad, [])
+
+
+def test_missing_file_is_one_line(tmp_path, capsys):
+    path = tmp_path / "nope.json"
+    assert main(["solve", str(path), "--method", "fifo"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and str(path) in err
+
+
+def test_directory_instead_of_file(tmp_path, capsys):
+    assert main(["solve", str(tmp_path), "--method", "fifo"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and str(tmp_path) in err
+
+
+# ----------------------------------------------------------------- huge inputs
+def _base_dict() -> dict:
+    return json.loads(BASE_INSTANCE.read_text())
+
+
+def test_huge_job_count_refused_before_building_anything():
+    """10^7 jobs are refused by count, before any job is validated or any array built."""
+    data = _base_dict()
+    data["jobs"] = [data["jobs"][0]] * 10**7
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"^jobs: .*10000000"):
+        instances.instance_from_dict(data)
+    assert time.perf_counter() - t0 < 0.5
+    assert MAX_JOBS < 10**7
+
+
+def test_huge_horizon_refused_before_building_anything():
+    data = _base_dict()
+    data["horizon"] = 10**9
+    data["services"][0]["demand"] = [0] * 10  # never read
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"^horizon: .*1000000000"):
+        instances.instance_from_dict(data)
+    assert time.perf_counter() - t0 < 0.5
+    assert MAX_HORIZON < 10**9
+
+
+def test_huge_job_file_refused_before_parsing(tmp_path, capsys):
+    """A file of 10^7 jobs is refused by its size, before the JSON is parsed.
+
+    Parsed, such a file would take gigabytes of memory; the size check reads
+    no byte of it.
+    """
+    path = tmp_path / "ten-million-jobs.json"
+    job = b'{"name":"j","gpus":1,"duration":1},'
+    chunk = job * 100_000
+    with path.open("wb") as f:
+        f.write(b'{"format":"gpusched-instance/1","name":"huge","num_gpus":8,"horizon":24,"jobs":[')
+        for _ in range(100):
+            f.write(chunk)
+        f.write(b'{"name":"last","gpus":1,"duration":1}]}\n')
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="size") as err:
+        instances.load(path)
+    assert time.perf_counter() - t0 < 0.5
+    assert str(err.value).startswith(f"{path}: ")
+    assert main(["solve", str(path), "--method", "fifo"]) == 2
+    _assert_one_line_exit_2(2, capsys.readouterr().err, path, ["size"])
