@@ -17,7 +17,7 @@ from typing import NoReturn
 
 __all__ = ["COMMAND_MODULES", "UsageError", "main"]
 
-COMMAND_MODULES: tuple[str, ...] = ("gpusched.commands.core",)
+COMMAND_MODULES: tuple[str, ...] = ("gpusched.commands.core", "gpusched.commands.bench")
 """Modules whose ``register(subparsers)`` adds subcommands, in help order."""
 
 

@@ -1,0 +1,215 @@
+"""Benchmark subcommands: bench, table, plot, reproduce."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from .core import parse_params
+
+logger = logging.getLogger(__name__)
+
+RESUME_EXIT = 130
+
+
+def register(sub: Any) -> None:
+    """Add the benchmark subcommands to ``sub`` (an argparse subparsers object)."""
+    p = sub.add_parser("bench", help="run families x seeds x methods into a results folder")
+    p.add_argument("--config", help="sweep as a TOML file (flags below override nothing in it)")
+    p.add_argument("--families", help="comma-separated family names")
+    p.add_argument("--seeds", default="1", help="N (seeds 0..N-1), A-B or a comma list (default 1)")
+    p.add_argument("--methods", help="comma-separated method names")
+    p.add_argument("--instances", default="", help="comma-separated instance files to add")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds per cell (exact methods)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="METHOD.KEY=VALUE",
+                   help="method parameter, e.g. -p milp.threads=2 (repeatable)")
+    p.add_argument("-f", "--family-param", action="append", default=[],
+                   metavar="FAMILY.KEY=VALUE", help="family parameter, e.g. -f large.num_jobs=500")
+    _run_args(p)
+    p.add_argument("--retry-errors", action="store_true", help="run again the cells that failed")
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("table", help="comparison tables of a results folder")
+    p.add_argument("results", help="results folder (or results.csv)")
+    p.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown")
+    p.add_argument("--view", choices=("summary", "seed", "ablation"), default="summary")
+    p.add_argument("--baseline", default="fifo", help="method the gains are measured from")
+    p.add_argument("--allocator", default="best", help="the allocator of the seed view")
+    p.add_argument("-o", "--output", help="file to write (default: standard output)")
+    p.set_defaults(func=cmd_table)
+
+    p = sub.add_parser("plot", help="plots of a results folder, or of one schedule")
+    p.add_argument("source", help="results folder, or an instance file")
+    p.add_argument("schedule", nargs="?", help="schedule file (with an instance file)")
+    p.add_argument("-o", "--output", required=True,
+                   help="output folder (results folder) or file stem (one schedule)")
+    p.add_argument("--reservation", choices=("peak", "curve"), default="curve",
+                   help="reservation drawn for one schedule (default curve)")
+    p.add_argument("--methods", default="fifo,best",
+                   help="methods whose example schedules are drawn (results folder)")
+    p.set_defaults(func=cmd_plot)
+
+    p = sub.add_parser("reproduce", help="reproduce a published comparison (the seed's)")
+    p.add_argument("target", choices=("seed",), help="what to reproduce")
+    p.add_argument("-o", "--output", default="results/seed", help="results folder (default results/seed)")
+    p.add_argument("--seeds", default=None, help="N, A-B or a comma list (default 5)")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds per MILP (default 20)")
+    p.add_argument("--no-ablation", action="store_true",
+                   help="skip the extra heuristics of the ablation table")
+    _run_args(p, output=False)
+    p.set_defaults(func=cmd_reproduce)
+
+
+def _run_args(p: argparse.ArgumentParser, output: bool = True) -> None:
+    if output:
+        p.add_argument("-o", "--output", required=True, help="results folder")
+    p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--scheduler", default=None, help="address of a Dask distributed scheduler")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _dotted(items: list[str], where: str) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for key, value in parse_params(items, where).items():
+        head, dot, tail = key.partition(".")
+        if not dot or not head or not tail:
+            raise ValueError(f"{where}: expected NAME.KEY=VALUE, got {key!r}")
+        out.setdefault(head, {})[tail] = value
+    return out
+
+
+def _check_workers(args: argparse.Namespace) -> None:
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers: must be >= 1, got {args.workers}")
+
+
+def _run(args: argparse.Namespace, cells: Any, how_to_resume: str) -> Any:
+    from ..bench import done_keys, run_bench
+
+    try:
+        return run_bench(cells, args.output, workers=args.workers, scheduler=args.scheduler,
+                         progress=not args.no_progress,
+                         retry_errors=getattr(args, "retry_errors", False))
+    except KeyboardInterrupt:
+        keys = {c.key for c in cells}
+        done = len(keys & done_keys(args.output))
+        print(f"gpusched: interrupted: {done} of {len(keys)} cells stored in {args.output}; "
+              f"run the same command again to resume:\n  {how_to_resume}", file=sys.stderr)
+        raise _Interrupted from None
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def _argv() -> str:
+    import shlex
+
+    return "gpusched " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from ..bench import load_config, make_cells, make_config
+
+    _check_workers(args)
+    if args.time_limit is not None and not args.time_limit >= 0:
+        raise ValueError(f"--time-limit: must be >= 0, got {args.time_limit}")
+    if args.config:
+        if args.families or args.methods:
+            raise ValueError("--config: give the sweep either as a file or as flags, not both")
+        config = load_config(args.config)
+    else:
+        if not args.methods:
+            raise ValueError("--methods: required (or --config)")
+        files = [f for f in args.instances.split(",") if f.strip()]
+        config = make_config(args.families or "", args.seeds, args.methods,
+                             time_limit=args.time_limit, params=_dotted(args.param, "--param"),
+                             family_params=_dotted(args.family_param, "--family-param"),
+                             instance_files=files)
+    cells = make_cells(config)
+    try:
+        s = _run(args, cells, _argv())
+    except _Interrupted:
+        return RESUME_EXIT
+    print(f"{s.ran} cells run ({s.errors} errors), {s.skipped} already done, "
+          f"{s.total} in the sweep; results in {Path(args.output) / 'results.csv'}")
+    return 0
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    from ..bench import load_rows
+    from ..tables import view
+
+    df = load_rows(args.results)
+    kw: dict[str, Any] = {"baseline": args.baseline}
+    if args.view == "seed":
+        kw["allocator"] = args.allocator
+    text = view(df, args.view, **kw).render(args.format)
+    if args.output:
+        from instances.io import atomic_write_text
+
+        atomic_write_text(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    src = Path(args.source)
+    if src.is_dir():
+        from ..bench import load_rows
+        from ..report import write_plots
+
+        methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
+        paths = write_plots(load_rows(src), src, args.output, methods=methods)
+    else:
+        import instances
+
+        from .. import plots
+
+        if not args.schedule:
+            raise ValueError(f"{args.source}: not a results folder; give an instance file "
+                             "and a schedule file")
+        inst = instances.load(src)
+        sched = instances.load_schedule(args.schedule)
+        instances.evaluate(inst, sched)  # an infeasible schedule is bad input
+        stem = Path(args.output)
+        paths = plots.save_figure(
+            plots.plot_gantt(inst, sched, reservation=args.reservation),
+            stem.with_name(stem.name + "-gantt"))
+        paths += plots.save_figure(
+            plots.plot_utilization(inst, sched, reservation=args.reservation),
+            stem.with_name(stem.name + "-utilization"))
+    for p in paths:
+        print(p)
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from ..bench import load_rows, make_cells
+    from ..report import write_report
+    from ..reproduce import DEFAULT_SEEDS, DEFAULT_TIME_LIMIT, seed_config
+    from ..tables import seed_view
+
+    _check_workers(args)
+    tl = DEFAULT_TIME_LIMIT if args.time_limit is None else args.time_limit
+    if not tl >= 0:
+        raise ValueError(f"--time-limit: must be >= 0, got {tl}")
+    config = seed_config(DEFAULT_SEEDS if args.seeds is None else args.seeds, tl,
+                         ablation=not args.no_ablation)
+    cells = make_cells(config)
+    try:
+        s = _run(args, cells, _argv())
+    except _Interrupted:
+        return RESUME_EXIT
+    keys = {c.key for c in cells}
+    df = load_rows(args.output)
+    df = df[df["cell"].isin(keys)].reset_index(drop=True)
+    files = write_report(args.output, df=df)
+    print(seed_view(df).render("markdown"))
+    print(f"{s.ran} cells run ({s.errors} errors), {s.skipped} already done; "
+          f"{len(files)} table and plot files under {args.output}/tables and {args.output}/plots")
+    return 0

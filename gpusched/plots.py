@@ -1,0 +1,314 @@
+"""Plots: Gantt chart, utilization over time, gap distributions, performance profiles.
+
+Free functions ``plot_x(..., ax=None) -> Axes``: each draws on the axes given
+(or on a new figure's) and returns them; saving is the caller's business
+(:func:`save_figure` writes PNG and PDF). The figures read the same numbers as
+the tables: a schedule's usage comes from the instance and the start slots,
+gaps and values from the benchmark rows (:func:`gpusched.tables.prepare`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.patches import Patch, Rectangle
+
+from instances import Instance, Schedule, evaluate
+
+__all__ = [
+    "KIND_COLORS",
+    "assign_gpus",
+    "performance_profile",
+    "plot_gantt",
+    "plot_gaps",
+    "plot_performance_profile",
+    "plot_utilization",
+    "save_figure",
+]
+
+KIND_COLORS: dict[str, str] = {
+    "training": "#4C72B0",
+    "batch_inference": "#DD8452",
+    "quantization": "#55A868",
+    "other": "#8172B3",
+}
+"""Colour of each job kind."""
+
+INFERENCE_COLOR = "#C44E52"
+IDLE_COLOR = "#EEEEEE"
+
+
+# ---------------------------------------------------------------- GPU assignment
+def assign_gpus(inst: Instance, schedule: Schedule) -> dict[str, tuple[int, ...]]:
+    """A concrete set of GPUs for every job that runs, held for its whole duration.
+
+    Jobs are taken by start slot; each gets the lowest-numbered GPUs that no
+    running job holds at its start. For interval jobs on identical GPUs this
+    never fails on a feasible schedule: at a job's start at most
+    ``G - inference - g`` GPUs are held by other jobs. Inference then takes the
+    highest-numbered GPUs left free in each slot (it may move between GPUs from
+    slot to slot; batch work may not).
+
+    Raises
+    ------
+    ValueError
+        If the schedule uses more GPUs than the pool has at some slot.
+    """
+    idx = inst.job_index
+    order = sorted(schedule.starts.items(), key=lambda kv: (kv[1], idx[kv[0]]))
+    free_at = np.zeros(inst.num_gpus, dtype=np.int64)  # slot from which each GPU is free
+    out: dict[str, tuple[int, ...]] = {}
+    for name, s in order:
+        job = inst.jobs[idx[name]]
+        cand = np.flatnonzero(free_at <= s)
+        if len(cand) < job.gpus:
+            raise ValueError(
+                f"schedule: job {name!r} needs {job.gpus} GPUs at slot {s}, "
+                f"only {len(cand)} are free"
+            )
+        take = cand[: job.gpus]
+        free_at[take] = s + job.duration
+        out[name] = tuple(int(g) for g in take)
+    return out
+
+
+def _occupancy(inst: Instance, schedule: Schedule, gpus: Mapping[str, Sequence[int]]) -> np.ndarray:
+    """``G x T`` grid: job index (>= 0), -1 idle."""
+    grid = -np.ones((inst.num_gpus, inst.horizon), dtype=np.int64)
+    for name, s in schedule.starts.items():
+        j = inst.job_index[name]
+        p = inst.jobs[j].duration
+        for g in gpus[name]:
+            if (grid[g, s : s + p] >= 0).any():
+                raise ValueError(f"schedule: GPU {g} is given to two jobs (job {name!r})")
+            grid[g, s : s + p] = j
+    return grid
+
+
+def _runs(values: Sequence[int]) -> list[tuple[int, int]]:
+    """Maximal runs of consecutive integers as (first, count)."""
+    out: list[tuple[int, int]] = []
+    for v in sorted(values):
+        if out and out[-1][0] + out[-1][1] == v:
+            out[-1] = (out[-1][0], out[-1][1] + 1)
+        else:
+            out.append((v, 1))
+    return out
+
+
+def _reserved(inst: Instance, reservation: str) -> np.ndarray:
+    inference = np.asarray(inst.total_demand, dtype=np.int64)
+    if reservation == "peak":
+        peak = int(sum(max(s.demand) for s in inst.services)) if inst.services else 0
+        return np.full(inst.horizon, min(peak, inst.num_gpus), dtype=np.int64)
+    if reservation == "curve":
+        return inference.copy()
+    raise ValueError(f"reservation: must be 'peak' or 'curve', got {reservation!r}")
+
+
+def plot_gantt(
+    inst: Instance, schedule: Schedule, *, reservation: str = "curve", ax: Axes | None = None,
+    labels: bool = True, title: str | None = None,
+) -> Axes:
+    """Gantt chart of one schedule, one row per GPU.
+
+    Batch jobs are bars on the GPUs :func:`assign_gpus` gives them, coloured by
+    kind; inference demand is shaded on the highest free GPUs of each slot;
+    under ``reservation="peak"`` the GPUs reserved for inference but idle are
+    hatched.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(6.0, 0.25 * inst.horizon + 2), 0.35 * inst.num_gpus + 1.6))
+    G, T = inst.num_gpus, inst.horizon
+    gpus = assign_gpus(inst, schedule)
+    grid = _occupancy(inst, schedule, gpus)
+    inference = np.asarray(inst.total_demand, dtype=np.int64)
+    reserved = _reserved(inst, reservation)
+    for t in range(T):
+        free = np.flatnonzero(grid[:, t] < 0)[::-1]  # highest first
+        k = int(min(inference[t], len(free)))
+        for g0, n in _runs(free[:k].tolist()):
+            ax.add_patch(Rectangle((t, g0), 1, n, facecolor=INFERENCE_COLOR, alpha=0.35,
+                                   edgecolor="none"))
+        idle_res = int(min(max(0, reserved[t] - inference[t]), len(free) - k))
+        for g0, n in _runs(free[k : k + idle_res].tolist()):
+            ax.add_patch(Rectangle((t, g0), 1, n, facecolor="none", hatch="///",
+                                   edgecolor=INFERENCE_COLOR, linewidth=0.0, alpha=0.6))
+    for name, s in schedule.starts.items():
+        job = inst.jobs[inst.job_index[name]]
+        color = KIND_COLORS.get(job.kind, "#999999")
+        for g0, n in _runs(gpus[name]):
+            ax.add_patch(Rectangle((s, g0 + 0.06), job.duration, n - 0.12, facecolor=color,
+                                   edgecolor="black", linewidth=0.6))
+            if labels and job.duration >= 2:
+                ax.text(s + job.duration / 2, g0 + n / 2, name, ha="center", va="center",
+                        fontsize=6, color="white", clip_on=True)
+    ax.set_xlim(0, T)
+    ax.set_ylim(0, G)
+    ax.set_yticks(np.arange(G) + 0.5)
+    ax.set_yticklabels([str(g) for g in range(G)], fontsize=7)
+    ax.set_ylabel("GPU")
+    ax.set_xlabel(f"slot ({inst.slot_hours:g} h)")
+    ax.set_title(title or f"{inst.name}: {len(schedule.starts)}/{inst.num_jobs} jobs run")
+    handles = [Patch(facecolor=c, edgecolor="black", label=k)
+               for k, c in KIND_COLORS.items() if any(j.kind == k for j in inst.jobs)]
+    handles.append(Patch(facecolor=INFERENCE_COLOR, alpha=0.35, label="inference"))
+    if reservation == "peak":
+        handles.append(Patch(facecolor="none", hatch="///", edgecolor=INFERENCE_COLOR,
+                             label="reserved idle"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7,
+              frameon=False)
+    return ax
+
+
+def plot_utilization(
+    inst: Instance, schedule: Schedule, *, reservation: str = "curve", ax: Axes | None = None,
+    title: str | None = None,
+) -> Axes:
+    """GPUs in use per slot, stacked: inference, batch, reserved-idle (peak), idle."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 3.2))
+    T, G = inst.horizon, inst.num_gpus
+    inference = np.asarray(inst.total_demand, dtype=np.int64)
+    batch = np.zeros(T, dtype=np.int64)
+    for name, s in schedule.starts.items():
+        job = inst.jobs[inst.job_index[name]]
+        batch[s : s + job.duration] += job.gpus
+    reserved_idle = np.minimum(np.maximum(0, _reserved(inst, reservation) - inference),
+                               np.maximum(0, G - inference - batch))
+    idle = G - inference - batch - reserved_idle
+    x = np.arange(T)
+    ax.bar(x, inference, width=1.0, align="edge", color=INFERENCE_COLOR, alpha=0.7,
+           label="inference")
+    ax.bar(x, batch, width=1.0, align="edge", bottom=inference, color=KIND_COLORS["training"],
+           label="batch")
+    if reservation == "peak":
+        ax.bar(x, reserved_idle, width=1.0, align="edge", bottom=inference + batch,
+               color="white", edgecolor=INFERENCE_COLOR, hatch="///", linewidth=0.0,
+               label="reserved idle")
+    ax.bar(x, idle, width=1.0, align="edge", bottom=inference + batch + reserved_idle,
+           color=IDLE_COLOR, label="idle")
+    util = evaluate(inst, schedule).utilization
+    ax.set_xlim(0, T)
+    ax.set_ylim(0, G)
+    ax.set_xlabel(f"slot ({inst.slot_hours:g} h)")
+    ax.set_ylabel("GPUs")
+    ax.set_title(title or f"{inst.name}: utilization {100 * util:.1f}%")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+    return ax
+
+
+# ---------------------------------------------------------------- sweep plots
+def plot_gaps(df: pd.DataFrame, *, ax: Axes | None = None, methods: Sequence[str] = ()) -> Axes:
+    """Distribution of the gap to the best known bound (percent), one box per method.
+
+    ``df`` is :func:`gpusched.tables.prepare` output (or raw rows, prepared here).
+    """
+    from .tables import prepare
+
+    if "gap_pct" not in df.columns:
+        df = prepare(df)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.5))
+    order = [m for m in (methods or dict.fromkeys(df["method"])) if m in set(df["method"])]
+    data, names = [], []
+    for m in order:
+        v = df.loc[df["method"] == m, "gap_pct"].dropna().to_numpy()
+        if len(v):
+            data.append(v)
+            names.append(m)
+    if data:
+        ax.boxplot(data, vert=False, showfliers=False, widths=0.5)
+        rng = np.random.default_rng(0)
+        for i, v in enumerate(data, start=1):
+            ax.scatter(v, i + rng.uniform(-0.15, 0.15, len(v)), s=10, alpha=0.6,
+                       color=KIND_COLORS["training"], zorder=3)
+        ax.set_yticks(range(1, len(names) + 1))
+        ax.set_yticklabels(names)
+    else:
+        ax.text(0.5, 0.5, "no upper bound in these results", ha="center", va="center",
+                transform=ax.transAxes)
+    ax.set_xlabel("gap to best known upper bound (%)")
+    ax.set_title("Gap to the bound per method")
+    ax.grid(axis="x", alpha=0.3)
+    return ax
+
+
+def performance_profile(df: pd.DataFrame, measure: str = "value") -> dict[str, np.ndarray]:
+    """Dolan-More performance ratios per method (one per instance; ``inf`` = failed).
+
+    For ``value`` (larger is better) the ratio on an instance is the best
+    value over the method's value; for ``runtime_s`` (smaller is better) the
+    method's time over the best time. A ratio of 1 means best on that instance.
+    """
+    key = "instance_hash" if "instance_hash" in df.columns else "instance"
+    ok = df["status"] != "error"
+    piv = df[ok].pivot_table(index=key, columns="method", values=measure, aggfunc="first")
+    piv = piv.reindex(index=sorted(set(df[key])), columns=list(dict.fromkeys(df["method"])))
+    a = piv.to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if measure == "value":
+            best = np.nanmax(np.where(np.isnan(a), -np.inf, a), axis=1, keepdims=True)
+            r = np.where(a >= best, 1.0, best / a)
+        else:
+            best = np.nanmin(np.where(np.isnan(a), np.inf, a), axis=1, keepdims=True)
+            best = np.maximum(best, 1e-6)
+            r = np.maximum(a, 1e-6) / best
+    r = np.where(np.isnan(a) | ~np.isfinite(r) | (r < 0), np.inf, r)
+    return {m: r[:, i] for i, m in enumerate(piv.columns)}
+
+
+def plot_performance_profile(
+    df: pd.DataFrame, *, measure: str = "value", ax: Axes | None = None,
+    methods: Sequence[str] = (),
+) -> Axes:
+    """Dolan-More performance profile: share of instances within a factor tau of the best."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.8))
+    ratios = performance_profile(df, measure)
+    names = [m for m in (methods or ratios) if m in ratios]
+    finite = np.concatenate([r[np.isfinite(r)] for r in ratios.values()] or [np.array([1.0])])
+    tau_max = max(1.05, float(finite.max()) * 1.05) if len(finite) else 2.0
+    for m in names:
+        r = np.sort(ratios[m])
+        n = len(r)
+        taus = np.concatenate([[1.0], r[np.isfinite(r)], [tau_max]])
+        frac = np.array([np.count_nonzero(r <= t) / n for t in taus])
+        ax.step(taus, frac, where="post", label=m, linewidth=1.5)
+    ax.set_xscale("log", base=2)
+    ax.set_xlim(1.0, tau_max)
+    ax.set_ylim(0.0, 1.02)
+    better = "best value / value" if measure == "value" else f"{measure} / best"
+    ax.set_xlabel(f"tau ({better})")
+    ax.set_ylabel("share of instances with ratio ≤ tau")
+    ax.set_title(f"Performance profile ({measure})")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    return ax
+
+
+def save_figure(ax: Axes, path: str | Path, formats: Sequence[str] = ("png", "pdf"),
+                dpi: int = 150) -> list[Path]:
+    """Save the figure of ``ax`` as ``path`` with each suffix of ``formats``; close it."""
+    fig: Any = ax.figure
+    fig.tight_layout()
+    out = []
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    for fmt in formats:
+        q = p.with_suffix(f".{fmt}")
+        fig.savefig(q, dpi=dpi, bbox_inches="tight")
+        out.append(q)
+    plt.close(fig)
+    return out
+
