@@ -1,0 +1,284 @@
+"""``milp.solve``: build, warm-start, hand to a backend, check, and bound honestly.
+
+Whatever the backend says, the returned :class:`~instances.Result` holds
+
+* the best *checked* schedule among the solver's incumbent and the warm start
+  (its value recomputed by :func:`instances.evaluate`, never the solver's
+  objective);
+* an ``upper_bound`` that is the smallest of the valid bounds at hand (the
+  solver's dual bound, the LP relaxation, the value of running every job that
+  has a column), and never below the schedule's value: a dual bound below a
+  checked value by more than the tolerance is a bug, reported as status
+  ``error`` with the figures in ``message``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from instances import InfeasibleScheduleError, Instance, Result, Schedule, Status, evaluate
+
+from ._common import Backend, RawSolve
+from .formulation import DEFAULT_MAX_COLUMNS, build
+
+__all__ = ["BACKENDS", "METHOD_NAMES", "solve", "warm_start_schedule"]
+
+logger = logging.getLogger(__name__)
+
+
+def _highs(*args: Any, **kwargs: Any) -> RawSolve:
+    from .highs import solve_highs
+
+    return solve_highs(*args, **kwargs)
+
+
+def _pulp(*args: Any, **kwargs: Any) -> RawSolve:
+    from .pulp_backend import solve_pulp
+
+    return solve_pulp(*args, **kwargs)
+
+
+def _cpsat(*args: Any, **kwargs: Any) -> RawSolve:
+    from .cpsat import solve_cpsat
+
+    return solve_cpsat(*args, **kwargs)
+
+
+BACKENDS: dict[str, Backend] = {"highs": _highs, "pulp": _pulp, "cpsat": _cpsat}
+"""Backend name -> solver function (imported lazily)."""
+
+METHOD_NAMES: dict[str, str] = {"highs": "milp", "pulp": "milp-pulp", "cpsat": "cpsat"}
+"""Backend name -> ``Result.method``."""
+
+WARM_START_SHARE = 0.1
+"""Largest share of the time limit the automatic warm start may spend (capped at 10 s)."""
+
+
+def _tolerance(value: float) -> float:
+    return 1e-6 * max(1.0, abs(value))
+
+
+def _accepts(fn: Any, name: str) -> bool:
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # pragma: no cover
+        return False
+
+
+def warm_start_schedule(inst: Instance, time_limit: float) -> tuple[Schedule | None, str]:
+    """The best fast heuristic's schedule, within a small share of ``time_limit``.
+
+    Uses the ``best`` heuristic when it is registered, else the best of
+    ``fifo-curve`` and the registered ``list*`` methods.
+
+    Returns
+    -------
+    (Schedule or None, str)
+        The schedule (``None`` when no time is left) and the method that found it.
+    """
+    if time_limit <= 0:
+        return None, ""
+    import heuristics
+
+    budget = min(10.0, WARM_START_SHARE * time_limit)
+    names = (
+        ["best"] if "best" in heuristics.METHODS
+        else ["fifo-curve", *(m for m in heuristics.METHODS if m.startswith("list"))]
+    )
+    best: Result | None = None
+    for name in names:
+        params: dict[str, Any] = {}
+        if _accepts(heuristics.METHODS[name], "time_limit"):
+            params["time_limit"] = budget
+        res = heuristics.solve(inst, name, **params)
+        if best is None or res.value > best.value:
+            best = res
+    assert best is not None
+    return best.schedule, best.method
+
+
+def _resolve_warm_start(
+    inst: Instance, warm_start: Any, time_limit: float
+) -> tuple[np.ndarray | None, str]:
+    if warm_start is None:
+        return None, ""
+    if isinstance(warm_start, str):
+        if warm_start != "auto":
+            raise ValueError(
+                f"warm_start: must be 'auto', None, a Schedule or a Result, got {warm_start!r}"
+            )
+        schedule, source = warm_start_schedule(inst, time_limit)
+    elif isinstance(warm_start, Result):
+        schedule, source = warm_start.schedule, warm_start.method
+    elif isinstance(warm_start, Schedule):
+        schedule, source = warm_start, "given schedule"
+    else:
+        raise ValueError(
+            f"warm_start: must be 'auto', None, a Schedule or a Result, got {type(warm_start).__name__}"
+        )
+    if schedule is None:
+        return None, ""
+    try:
+        evaluate(inst, schedule)
+    except InfeasibleScheduleError as e:
+        raise ValueError(f"warm_start: the schedule is infeasible: {e}") from None
+    return schedule.to_array(inst), source
+
+
+def solve(
+    inst: Instance,
+    *,
+    time_limit: float = 60.0,
+    mip_gap: float = 1e-4,
+    threads: int = 1,
+    warm_start: Any = "auto",
+    backend: str = "highs",
+    progress: bool = False,
+    max_columns: int = DEFAULT_MAX_COLUMNS,
+    aggregate: bool = True,
+    cliques: bool = False,
+    **params: Any,
+) -> Result:
+    """Solve the time-indexed MILP of an instance.
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    time_limit
+        Wall-clock seconds for everything (warm start, LP relaxation, search).
+    mip_gap
+        Relative gap at which the search stops and reports ``optimal``.
+    threads
+        Solver threads.
+    warm_start
+        ``"auto"`` (the best fast heuristic), ``None``, a
+        :class:`~instances.Schedule` or a :class:`~instances.Result`.
+    backend
+        ``"highs"`` (method ``milp``), ``"pulp"`` (``milp-pulp``) or
+        ``"cpsat"`` (``cpsat``).
+    progress
+        Show a progress bar with incumbent and bound (HiGHS backend).
+    max_columns
+        Refuse larger models (see :func:`milp.build`).
+    aggregate, cliques
+        Formulation options (see :func:`milp.build`).
+    **params
+        Backend options (HiGHS: ``root_lp``, ``seed`` and HiGHS options by name).
+
+    Returns
+    -------
+    instances.Result
+        ``value`` recomputed by the checker; ``upper_bound`` never below it.
+
+    Raises
+    ------
+    ValueError
+        For a bad argument, an infeasible warm start, or a model over
+        ``max_columns``.
+    """
+    t0 = time.perf_counter()
+    if backend not in BACKENDS:
+        raise ValueError(f"backend: must be one of {list(BACKENDS)}, got {backend!r}")
+    if not (isinstance(time_limit, (int, float)) and time_limit >= 0 and not math.isnan(time_limit)):
+        raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
+    if not (isinstance(mip_gap, (int, float)) and 0 <= mip_gap < 1):
+        raise ValueError(f"mip_gap: must be in [0, 1), got {mip_gap!r}")
+    if not (isinstance(threads, int) and threads >= 1):
+        raise ValueError(f"threads: must be an integer >= 1, got {threads!r}")
+    method = METHOD_NAMES[backend]
+    call = {
+        "time_limit": time_limit, "mip_gap": mip_gap, "threads": threads,
+        "backend": backend, "aggregate": aggregate, "cliques": cliques, **params,
+    }
+    form = build(inst, max_columns, aggregate=aggregate, cliques=cliques)
+    ws, source = _resolve_warm_start(inst, warm_start, time_limit)
+    if ws is not None:
+        call["warm_start"] = source
+
+    remaining = time_limit - (time.perf_counter() - t0)
+    if form.num_cols == 0:
+        raw = RawSolve(Status.OPTIMAL, None, 0.0, 0.0, 0, "no job can run: nothing to solve")
+    elif remaining <= 0:
+        raw = RawSolve(Status.TIME_LIMIT, message="time limit reached before the solver started")
+    else:
+        try:
+            raw = BACKENDS[backend](
+                form, time_limit=remaining, mip_gap=mip_gap, threads=threads, warm_start=ws,
+                progress=progress, **params,
+            )
+        except (ValueError, ImportError) as e:
+            if isinstance(e, ValueError) and str(e).startswith("params:"):
+                raise
+            raw = RawSolve(Status.ERROR, message=f"{type(e).__name__}: {e}")
+        except Exception as e:  # a solver failure must not crash the caller
+            logger.exception("backend %s failed", backend)
+            raw = RawSolve(Status.ERROR, message=f"{type(e).__name__}: {e}")
+    return _assemble(inst, method, form, raw, ws, source, call, t0)
+
+
+def _assemble(
+    inst: Instance, method: str, form: Any, raw: RawSolve, ws: np.ndarray | None, source: str,
+    call: dict[str, Any], t0: float,
+) -> Result:
+    status = raw.status
+    notes = [raw.message] if raw.message else []
+    candidates: list[tuple[str, np.ndarray]] = []
+    if raw.start is not None:
+        candidates.append(("solver", raw.start))
+    if ws is not None:
+        candidates.append((f"warm start ({source})", ws))
+    candidates.append(("empty schedule", np.full(inst.num_jobs, -1, dtype=np.int64)))
+    best = None
+    for label, start in candidates:
+        schedule = Schedule.from_array(inst, start)
+        try:
+            metrics = evaluate(inst, schedule)
+        except InfeasibleScheduleError as e:
+            notes.append(f"{label} rejected by the checker: {e}")
+            status = Status.ERROR
+            continue
+        if best is None or metrics.value > best[2].value + _tolerance(metrics.value):
+            best = (label, schedule, metrics)
+    assert best is not None  # the empty schedule is always feasible
+    label, schedule, metrics = best
+    value = metrics.value
+    if label != "solver" and raw.start is not None:
+        notes.append(f"incumbent from the {label}")
+    elif raw.start is None and status is not Status.OPTIMAL:
+        notes.append(f"solver has no incumbent; returning the {label}")
+
+    bounds = [form.trivial_bound]
+    if status is not Status.ERROR:
+        bounds += [b for b in (raw.dual_bound, raw.lp_bound) if b is not None and math.isfinite(b)]
+    upper: float | None = min(bounds)
+    assert upper is not None
+    if upper < value - _tolerance(value):
+        notes.append(
+            f"bug: upper bound {upper!r} below the checked value {value!r} "
+            f"(dual {raw.dual_bound!r}, lp {raw.lp_bound!r})"
+        )
+        logger.error("%s on %s: %s", method, inst.name, notes[-1])
+        status, upper = Status.ERROR, None
+    else:
+        upper = max(upper, value)
+    return Result(
+        method=method,
+        status=status,
+        schedule=schedule,
+        value=value,
+        upper_bound=upper,
+        runtime_s=time.perf_counter() - t0,
+        metrics=metrics,
+        reservation="curve",
+        params=call,
+        lp_bound=raw.lp_bound,
+        nodes=raw.nodes,
+        message="; ".join(notes),
+    )
