@@ -39,7 +39,7 @@ def sampling_order(
 
     The first passes decode every rule of :data:`heuristics.rules.RULES` as
     it is. Each later pass picks a rule (in turn) and a noise level
-    ``sigma`` uniform in ``[0.02, 0.5]``, and sorts the jobs by
+    ``sigma`` log-uniform in ``[0.02, 2]``, and sorts the jobs by
     ``rank_rule(j) / n + sigma * u_j`` with ``u_j`` uniform in ``[0, 1)``:
     orders stay close to the rule, more or less so from pass to pass.
     """
@@ -64,7 +64,7 @@ def sampling_order(
         if k < len(bases):
             order = bases[k]
         else:
-            sigma = rng.uniform(0.02, 0.5)
+            sigma = float(np.exp(rng.uniform(np.log(0.02), np.log(2.0))))
             order = np.argsort(ranks[k % len(ranks)] + sigma * rng.random(n), kind="stable")
         start = serial_starts(cap.copy(), order, jobs)
         val = _value(inst, start)

@@ -1,0 +1,176 @@
+"""Speed and quality figures of the heuristics; prints them, asserts nothing.
+
+Speed (default): on ``generate("large", seed=0, num_jobs=2000, num_gpus=256)``,
+one pass of ``list`` (the serial decoder alone, then the whole method with the
+checker) against the plain per-slot reference decoder of ``tests/reference.py``
+in the same run, and FIFO and the backfilling methods; peak memory by
+``tracemalloc``.
+
+Quality (``--quality``): the gap ``(UB - V) / UB`` of every method on the
+``small`` and ``medium`` families against an upper bound: ``milp.solve`` when
+the package provides it, else a time-indexed model (PROBLEM.md section 4)
+solved here with HiGHS through ``scipy.optimize.milp``.
+
+Usage::
+
+    python benchmarks/bench_heuristics.py [--repeat 7]
+    python benchmarks/bench_heuristics.py --quality [--seeds 5] [--milp-time 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from reference import list_starts_ref  # noqa: E402
+
+import heuristics  # noqa: E402
+import instances  # noqa: E402
+from heuristics._core import job_arrays, serial_starts  # noqa: E402
+from heuristics.rules import order_by  # noqa: E402
+
+
+def _time(fn, repeat: int) -> float:
+    """Median wall seconds of ``fn()`` over ``repeat`` runs (after one warm-up)."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def speed(repeat: int) -> None:
+    inst = instances.generate("large", seed=0, num_jobs=2000, num_gpus=256)
+    print(inst.summary())
+    order = order_by(inst, "priority")
+    jobs = job_arrays(inst)
+    cap = inst.batch_capacity("curve")
+
+    t_dec = _time(lambda: serial_starts(cap.copy(), order, jobs), repeat)
+    t_ref = _time(lambda: list_starts_ref(inst, order, "curve"), max(1, repeat // 3))
+    same = np.array_equal(serial_starts(cap.copy(), order, jobs), list_starts_ref(inst, order, "curve"))
+    print(f"list decoder (vectorized)     {1e3 * t_dec:9.2f} ms")
+    print(f"list decoder (per-slot ref)   {1e3 * t_ref:9.2f} ms   speed-up {t_ref / t_dec:6.1f}x, "
+          f"identical schedules: {same}")
+    print(f"{'method':26s} {'median ms':>10s} {'value':>12s} {'util':>6s} {'run':>5s}")
+    for m in ("list", "list-peak", "fifo", "fifo-curve", "easy-peak", "easy-curve",
+              "conservative-peak", "conservative-curve", "parallel"):
+        t = _time(lambda m=m: heuristics.solve(inst, m), repeat)
+        r = heuristics.solve(inst, m)
+        assert r.metrics is not None
+        print(f"{m:26s} {1e3 * t:10.2f} {r.value:12.1f} {r.metrics.utilization:6.3f} "
+              f"{r.metrics.jobs_run:5d}")
+    tracemalloc.start()
+    heuristics.solve(inst, "list")
+    _, peak_list = tracemalloc.get_traced_memory()
+    tracemalloc.reset_peak()
+    heuristics.solve(inst, "easy-curve")
+    _, peak_easy = tracemalloc.get_traced_memory()
+    tracemalloc.reset_peak()
+    heuristics.solve(inst, "local-search", iterations=50)
+    _, peak_ls = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(f"peak traced memory: list {peak_list / 2**20:.2f} MiB, easy-curve "
+          f"{peak_easy / 2**20:.2f} MiB, local-search {peak_ls / 2**20:.2f} MiB")
+
+
+def highs_bound(inst: instances.Instance, time_limit: float) -> tuple[float, str]:
+    """Upper bound of the time-indexed MILP solved with HiGHS (scipy); ``(bound, status)``."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_matrix
+
+    T = inst.horizon
+    cap = inst.batch_capacity("curve")
+    rows, cols, vals, obj = [], [], [], []
+    job_rows, job_cols = [], []
+    v = 0
+    for j in range(inst.num_jobs):
+        g, p = int(inst.gpus[j]), int(inst.durations[j])
+        for s in range(int(inst.releases[j]), int(inst.deadlines[j]) - p + 1):
+            for t in range(s, s + p):
+                rows.append(t)
+                cols.append(v)
+                vals.append(g)
+            job_rows.append(j)
+            job_cols.append(v)
+            obj.append(-float(inst.job_values[j]))
+            v += 1
+    if v == 0:
+        return 0.0, "empty"
+    a_cap = coo_matrix((vals, (rows, cols)), shape=(T, v))
+    a_job = coo_matrix((np.ones(v), (job_rows, job_cols)), shape=(inst.num_jobs, v))
+    res = milp(
+        np.array(obj),
+        constraints=[LinearConstraint(a_cap, -np.inf, cap), LinearConstraint(a_job, 0, 1)],
+        integrality=np.ones(v), bounds=Bounds(0, 1),
+        options={"time_limit": time_limit, "mip_rel_gap": 1e-6, "disp": False},
+    )
+    bound = -getattr(res, "mip_dual_bound", None) if getattr(res, "mip_dual_bound", None) is not None else None
+    if bound is None:
+        bound = -res.fun
+    return float(bound), "optimal" if res.status == 0 else "time_limit"
+
+
+def upper_bound(inst: instances.Instance, time_limit: float) -> tuple[float, str]:
+    try:
+        import milp
+
+        res = milp.solve(inst, time_limit=time_limit)
+        return float(res.upper_bound), f"milp:{res.status}"
+    except (ImportError, AttributeError):
+        b, st = highs_bound(inst, time_limit)
+        return b, f"highs:{st}"
+
+
+def quality(seeds: int, milp_time: float, methods: list[str]) -> None:
+    rows = []
+    for fam in ("small", "medium"):
+        for seed in range(seeds):
+            inst = instances.generate(fam, seed=seed)
+            ub, how = upper_bound(inst, milp_time)
+            for m in methods:
+                r = heuristics.solve(inst, m)
+                g = instances.gap(r.value, ub)
+                rows.append((fam, seed, m, g, r.runtime_s))
+            best_gap = [g for f, s, m, g, _ in rows if f == fam and s == seed and m == "best"]
+            print(f"{fam} seed {seed}: {inst.summary()}; UB {ub:.1f} ({how}); "
+                  f"best gap {100 * best_gap[0]:.2f}%" if best_gap else "", flush=True)
+    print()
+    print(f"{'method':20s} {'family':8s} {'mean gap %':>10s} {'max gap %':>10s} {'mean s':>8s}")
+    for m in methods:
+        for fam in ("small", "medium"):
+            gs = [g for f, _, mm, g, _ in rows if f == fam and mm == m]
+            ts = [t for f, _, mm, _, t in rows if f == fam and mm == m]
+            print(f"{m:20s} {fam:8s} {100 * statistics.mean(gs):10.2f} {100 * max(gs):10.2f} "
+                  f"{statistics.mean(ts):8.3f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quality", action="store_true", help="gap table against the MILP bound")
+    ap.add_argument("--repeat", type=int, default=7, help="timed runs per figure (median)")
+    ap.add_argument("--seeds", type=int, default=5, help="seeds per family (quality)")
+    ap.add_argument("--milp-time", type=float, default=60.0, help="seconds per bound (quality)")
+    ap.add_argument("--methods", default=",".join(heuristics.METHODS),
+                    help="comma-separated methods (quality)")
+    args = ap.parse_args(argv)
+    if args.quality:
+        quality(args.seeds, args.milp_time, args.methods.split(","))
+    else:
+        speed(args.repeat)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
