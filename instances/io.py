@@ -7,6 +7,7 @@ ship in ``instances/schema/``. Every problem with a file raises
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -342,6 +343,8 @@ def load(path: str | os.PathLike[str]) -> Instance:
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write a file atomically: a temporary file in the same folder, then rename."""
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -179,3 +179,49 @@ def test_huge_job_file_refused_before_parsing(tmp_path, capsys):
     assert str(err.value).startswith(f"{path}: ")
     assert main(["solve", str(path), "--method", "fifo"]) == 2
     _assert_one_line_exit_2(2, capsys.readouterr().err, path, ["size"])
+
+
+# ------------------------------------------------------- bad command-line input
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["generate", "no-such-family"], "family"),
+        (["generate", "medium", "--seed", "-1"], "seed"),
+        (["generate", "medium", "-p", "bogus=1"], "bogus"),
+        (["generate", "medium", "-p", "num_jobs=abc"], "num_jobs"),
+        (["generate", "medium", "-p", "num_jobs=-5"], "num_jobs"),
+        (["generate", "medium", "-p", "num_jobs=2.5"], "num_jobs"),
+        (["generate", "medium", "-p", "num_jobs=true"], "num_jobs"),
+        (["generate", "medium", "-p", "num_gpus=0"], "num_gpus"),
+        (["generate", "medium", "-p", "num_jobs=NaN"], "num_jobs"),
+        (["generate", "medium", "-p", "horizon=1000000000"], "horizon"),
+        (["generate", "large", "-p", "num_jobs=10000000"], "num_jobs"),
+        (["generate", "medium", "-p", "=3"], "--param"),
+        (["solve", "BASE", "--method", "no-such-method"], "method"),
+        (["solve", "BASE", "--method", "fifo", "-p", "bogus=1"], "bogus"),
+        (["solve", "BASE", "--method", "fifo", "--time-limit", "-1"], "--time-limit"),
+        (["solve", "BASE", "--method", "fifo", "--time-limit", "nan"], "--time-limit"),
+        (["solve", "BASE", "--method", "fifo", "--time-limit", "abc"], "--time-limit"),
+        (["solve", "BASE", "--method", "sampling", "-p", "seed=1.5"], "seed"),
+        (["check", "BASE"], "schedule"),
+        (["check", "BASE", "BASE"], "format"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(argv, fragment, capsys):
+    """Refused fast (a horizon of 10^9 or 10^7 jobs is never drawn)."""
+    argv = [str(BASE_INSTANCE) if a == "BASE" else a for a in argv]
+    t0 = time.perf_counter()
+    code = main(argv)
+    assert time.perf_counter() - t0 < 5
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert fragment in err
+
+
+def test_output_path_is_a_directory(tmp_path, capsys):
+    assert main(["generate", "small", "-o", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and str(tmp_path) in err
+    assert list(tmp_path.iterdir()) == []  # no temporary file left behind

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import sys
 from typing import Any
 
 import instances
 from instances import InfeasibleScheduleError
+from instances.model import MAX_GPUS, MAX_HORIZON, MAX_JOBS
 
 from ..solvers import method_names, solve
 
@@ -53,21 +55,62 @@ def register(sub: Any) -> None:
 
 
 def parse_params(items: list[str], where: str = "--param") -> dict[str, Any]:
-    """Parse ``KEY=VALUE`` items; a value is read as JSON when it parses, else as text."""
+    """Parse ``KEY=VALUE`` items; a value is read as JSON when it parses, else as text.
+
+    Raises
+    ------
+    ValueError
+        For an item without ``=`` or a non-finite number (``NaN``, ``Infinity``).
+    """
     out: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep or not key:
             raise ValueError(f"{where}: expected KEY=VALUE, got {item!r}")
         try:
-            out[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key] = raw
+            value = json.loads(raw)
+        except (json.JSONDecodeError, RecursionError):
+            value = raw
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{where} {key}: must be a finite number, got {raw!r}")
+        out[key] = value
     return out
 
 
+# Sizes a family parameter may ask for, checked before anything is drawn: a
+# horizon of 10^9 or 10^7 jobs would otherwise exhaust memory.
+_SIZE_PARAMS: dict[str, tuple[int, int]] = {
+    "num_jobs": (0, MAX_JOBS),
+    "num_gpus": (1, MAX_GPUS),
+    "horizon": (1, MAX_HORIZON),
+}
+
+
+def _check_size_params(params: dict[str, Any]) -> None:
+    for key, (lo, hi) in _SIZE_PARAMS.items():
+        v = params.get(key)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise ValueError(f"--param {key}: must be an integer in [{lo}, {hi}], got {v!r}")
+
+
+def _user_params_error(e: TypeError, params: dict[str, Any]) -> ValueError:
+    """A parameter of the wrong type that a method or family tripped over."""
+    logger.debug("parameter error", exc_info=e)
+    return ValueError(f"--param: a parameter has the wrong type ({' '.join(str(e).split())}); "
+                      f"given: {params}")
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
-    inst = instances.generate(args.family, seed=args.seed, **parse_params(args.param))
+    params = parse_params(args.param)
+    _check_size_params(params)
+    try:
+        inst = instances.generate(args.family, seed=args.seed, **params)
+    except TypeError as e:
+        if not params:
+            raise
+        raise _user_params_error(e, params) from None
     if args.output:
         instances.save(inst, args.output)
         logger.info("wrote %s", args.output)
@@ -80,7 +123,13 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.time_limit is not None and not args.time_limit >= 0:
         raise ValueError(f"--time-limit: must be >= 0, got {args.time_limit}")
     inst = instances.load(args.instance)
-    result = solve(inst, args.method, time_limit=args.time_limit, **parse_params(args.param))
+    params = parse_params(args.param)
+    try:
+        result = solve(inst, args.method, time_limit=args.time_limit, **params)
+    except TypeError as e:
+        if not params:
+            raise
+        raise _user_params_error(e, params) from None
     if args.output:
         instances.save_schedule(result.schedule, args.output)
     if args.json:
