@@ -22,6 +22,9 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2
 
+notebooks: $(STAMP)
+	GPUSCHED_FULL=1 $(BIN)/python notebooks/execute.py --output-dir results/notebooks
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
