@@ -228,10 +228,12 @@ class Formulation:
 
         prob = pulp.LpProblem(_safe(self.instance.name), pulp.LpMaximize)
         cols = self.col_names()
+        # PuLP >= 3.3 creates variables through the problem; older ones directly
+        make = getattr(prob, "add_variable", None) or pulp.LpVariable
         xs = [
-            pulp.LpVariable(
-                name, lowBound=float(self.col_lower[i]), upBound=float(self.col_upper[i]),
-                cat=pulp.LpBinary if self.col_upper[i] == 1 else pulp.LpInteger,
+            make(
+                name, float(self.col_lower[i]), float(self.col_upper[i]),
+                pulp.LpBinary if self.col_upper[i] == 1 else pulp.LpInteger,
             )
             for i, name in enumerate(cols)
         ]

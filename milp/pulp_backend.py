@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -63,10 +64,12 @@ def solve_pulp(
         if warm_start is not None:
             for v, val in zip(xs, form.encode(warm_start).tolist()):
                 v.setInitialValue(val)
-        cmd = pulp.PULP_CBC_CMD(
-            msg=False, timeLimit=float(time_limit), gapRel=float(mip_gap), threads=int(threads),
-            warmStart=warm_start is not None,
-        )
+        with warnings.catch_warnings():  # PuLP 3.3 deprecates its bundled CBC, still works
+            warnings.simplefilter("ignore", DeprecationWarning)
+            cmd = pulp.PULP_CBC_CMD(
+                msg=False, timeLimit=float(time_limit), gapRel=float(mip_gap),
+                threads=int(threads), warmStart=warm_start is not None,
+            )
     prob.solve(cmd)
     values = [v.varValue for v in xs]
     has_solution = all(v is not None for v in values) and prob.sol_status in (
