@@ -44,6 +44,8 @@ KIND_COLORS: dict[str, str] = {
 }
 """Colour of each job kind."""
 
+_MPL = tuple(int(x) for x in matplotlib.__version__.split(".")[:2])
+
 INFERENCE_COLOR = "#C44E52"
 IDLE_COLOR = "#EEEEEE"
 
@@ -220,7 +222,11 @@ def plot_gaps(df: pd.DataFrame, *, ax: Axes | None = None, methods: Sequence[str
         df = prepare(df)
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3.5))
-    order = [m for m in (methods or dict.fromkeys(df["method"])) if m in set(df["method"])]
+    if methods:
+        order = [m for m in methods if m in set(df["method"])]
+    else:  # best (smallest median gap) at the top
+        med = df.groupby("method")["gap_pct"].median().dropna()
+        order = list(med.sort_values(ascending=False, kind="stable").index)
     data, names = [], []
     for m in order:
         v = df.loc[df["method"] == m, "gap_pct"].dropna().to_numpy()
@@ -228,7 +234,9 @@ def plot_gaps(df: pd.DataFrame, *, ax: Axes | None = None, methods: Sequence[str
             data.append(v)
             names.append(m)
     if data:
-        ax.boxplot(data, vert=False, showfliers=False, widths=0.5)
+        horizontal: dict[str, Any] = (
+            {"orientation": "horizontal"} if _MPL >= (3, 10) else {"vert": False})
+        ax.boxplot(data, showfliers=False, widths=0.5, **horizontal)
         rng = np.random.default_rng(0)
         for i, v in enumerate(data, start=1):
             ax.scatter(v, i + rng.uniform(-0.15, 0.15, len(v)), s=10, alpha=0.6,
@@ -276,15 +284,21 @@ def plot_performance_profile(
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3.8))
     ratios = performance_profile(df, measure)
-    names = [m for m in (methods or ratios) if m in ratios]
+    if methods:
+        names = [m for m in methods if m in ratios]
+    else:  # legend from the most robust method down
+        names = sorted(ratios, key=lambda m: (-float(np.mean(ratios[m] <= 1.0)),
+                                              -float(np.mean(ratios[m] <= 2.0)), m))
     finite = np.concatenate([r[np.isfinite(r)] for r in ratios.values()] or [np.array([1.0])])
     tau_max = max(1.05, float(finite.max()) * 1.05) if len(finite) else 2.0
-    for m in names:
+    styles = ("-", "--", "-.", ":")
+    for i, m in enumerate(names):
         r = np.sort(ratios[m])
         n = len(r)
         taus = np.concatenate([[1.0], r[np.isfinite(r)], [tau_max]])
         frac = np.array([np.count_nonzero(r <= t) / n for t in taus])
-        ax.step(taus, frac, where="post", label=m, linewidth=1.5)
+        ax.step(taus, frac, where="post", label=m, linewidth=1.6,
+                linestyle=styles[(i // 10) % len(styles)])  # a new style once colours repeat
     ax.set_xscale("log", base=2)
     ax.set_xlim(1.0, tau_max)
     ax.set_ylim(0.0, 1.02)

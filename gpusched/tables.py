@@ -98,7 +98,7 @@ def prepare(df: pd.DataFrame, baseline: str = "fifo") -> pd.DataFrame:
     over the ``baseline`` row of the same instance; ``gain_pct`` is NaN when
     the baseline's value is 0) and ``optimal``.
     """
-    df = df.copy()
+    df = df.reset_index(drop=True)
     key = "instance_hash" if "instance_hash" in df.columns else "instance"
     ok = df["status"] != "error"
     for col in ("value", "upper_bound", "utilization", "runtime_s"):
@@ -430,6 +430,9 @@ def seed_view(df: pd.DataFrame, baseline: str = "fifo", allocator: str = "best")
         pooled["util_fifo_band"] = _band([r["util_fifo_mean"] for r in per])
         pooled["util_alloc_band"] = _band([r["util_alloc_mean"] for r in per])
         records.append(pooled)
+    if not records:
+        raise ValueError(f"results: no rows of {SEED_FAMILY} or of the high-contention "
+                         "scenarios; the seed view has nothing to show")
     frame = pd.DataFrame(records)
     rows = []
     for r in records:

@@ -1,0 +1,138 @@
+"""Plots: a valid GPU assignment for the Gantt chart, non-empty image files, profile math."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import gpusched
+import instances
+from gpusched import plots
+from gpusched.cli import main
+from instances import Instance, Job, Schedule, Service
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _check_assignment(inst: Instance, sched: Schedule) -> None:
+    gpus = plots.assign_gpus(inst, sched)
+    assert set(gpus) == set(sched.starts)
+    busy = np.zeros((inst.num_gpus, inst.horizon), dtype=np.int64)
+    for name, s in sched.starts.items():
+        job = inst.jobs[inst.job_index[name]]
+        assert len(gpus[name]) == job.gpus == len(set(gpus[name]))
+        assert all(0 <= g < inst.num_gpus for g in gpus[name])
+        busy[list(gpus[name]), s : s + job.duration] += 1
+    assert busy.max(initial=0) <= 1  # no GPU holds two jobs in a slot
+    # inference fits on the GPUs left free in every slot
+    free = (busy == 0).sum(axis=0)
+    assert (np.asarray(inst.total_demand) <= free).all()
+
+
+@pytest.mark.parametrize("family", ["small", "seed-training-heavy", "hc-multi-service",
+                                    "hc-deadlines"])
+@pytest.mark.parametrize("method", ["fifo", "fifo-curve"])
+def test_gantt_assignment_never_overlaps(family, method):
+    for seed in range(4):
+        inst = instances.generate(family, seed=seed)
+        _check_assignment(inst, gpusched.solve(inst, method).schedule)
+
+
+def test_assignment_when_free_gpus_are_not_contiguous():
+    # a and e hold GPUs 0 and 2 for the whole horizon, b holds GPU 1 until slot 2; d needs
+    # 2 GPUs from slot 2: it gets GPUs 1 and 3 (not adjacent), drawn as two bars.
+    jobs = (Job("a", 1, 4), Job("b", 1, 2), Job("e", 1, 4), Job("d", 2, 2, release=2))
+    inst = Instance("t", 4, 4, (), jobs)
+    sched = Schedule("t", {"a": 0, "b": 0, "e": 0, "d": 2})
+    _check_assignment(inst, sched)
+    assert plots.assign_gpus(inst, sched)["d"] == (1, 3)
+    ax = plots.plot_gantt(inst, sched)
+    bars = [p for p in ax.patches if p.get_width() == 2 and p.get_x() == 2]
+    assert len(bars) == 2
+    over = Instance("u", 2, 2, (), (Job("a", 2, 2), Job("b", 1, 1)))
+    with pytest.raises(ValueError, match="needs 1 GPUs"):
+        plots.assign_gpus(over, Schedule("u", {"a": 0, "b": 0}))
+
+
+def _png_ok(path) -> None:
+    data = path.read_bytes()
+    assert data[:8] == PNG_MAGIC and len(data) > 5000
+
+
+def test_schedule_plots_write_png_and_pdf(tmp_path):
+    inst = Instance(
+        "demo", 6, 12, (Service("chat", 2.0, (1, 1, 2, 3, 4, 4, 3, 2, 2, 1, 1, 1)),),
+        (Job("train-1", 2, 5, kind="training"), Job("binf-1", 1, 3, kind="batch_inference"),
+         Job("quant-1", 1, 2, kind="quantization", release=4)),
+    )
+    for method in ("fifo", "fifo-curve"):
+        res = gpusched.solve(inst, method)
+        for fn in (plots.plot_gantt, plots.plot_utilization):
+            ax = fn(inst, res.schedule, reservation=res.reservation)
+            paths = plots.save_figure(ax, tmp_path / f"{fn.__name__}-{method}")
+            assert [p.suffix for p in paths] == [".png", ".pdf"]
+            _png_ok(paths[0])
+            assert paths[1].read_bytes()[:5] == b"%PDF-"
+
+
+def test_plot_on_given_axes():
+    import matplotlib.pyplot as plt
+
+    inst = instances.generate("small", seed=1)
+    sched = gpusched.solve(inst, "fifo").schedule
+    fig, axes = plt.subplots(1, 2)
+    assert plots.plot_gantt(inst, sched, ax=axes[0]) is axes[0]
+    assert plots.plot_utilization(inst, sched, ax=axes[1]) is axes[1]
+    # one bar per slot and layer (inference, batch, idle), each as tall as the data
+    heights = [p.get_height() for p in axes[1].patches]
+    assert len(heights) == 3 * inst.horizon
+    assert sum(heights) == pytest.approx(inst.num_gpus * inst.horizon)
+    plt.close(fig)
+
+
+def _rows() -> pd.DataFrame:
+    return pd.DataFrame([
+        {"instance": "A", "method": "x", "status": "feasible", "value": 10.0, "runtime_s": 1.0},
+        {"instance": "A", "method": "y", "status": "feasible", "value": 5.0, "runtime_s": 0.5},
+        {"instance": "B", "method": "x", "status": "feasible", "value": 0.0, "runtime_s": 2.0},
+        {"instance": "B", "method": "y", "status": "feasible", "value": 8.0, "runtime_s": 4.0},
+        {"instance": "C", "method": "x", "status": "feasible", "value": 3.0, "runtime_s": 1.0},
+        {"instance": "C", "method": "y", "status": "error", "value": math.nan, "runtime_s": 9.0},
+    ])
+
+
+def test_performance_profile_ratios_by_hand():
+    r = plots.performance_profile(_rows(), "value")
+    np.testing.assert_allclose(r["x"], [1.0, np.inf, 1.0])  # value 0 where 8 was possible
+    np.testing.assert_allclose(r["y"], [2.0, 1.0, np.inf])  # error: never within any tau
+    t = plots.performance_profile(_rows(), "runtime_s")
+    np.testing.assert_allclose(t["x"], [2.0, 1.0, 1.0])
+    np.testing.assert_allclose(t["y"], [1.0, 2.0, np.inf])
+
+
+def test_sweep_plots_and_cli(tmp_path, capsys):
+    out = tmp_path / "res"
+    assert main(["bench", "--families", "small,hc-bursty", "--seeds", "2",
+                 "--methods", "fifo,fifo-curve", "-o", str(out), "--workers", "1",
+                 "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["plot", str(out), "-o", str(tmp_path / "plots"),
+                 "--methods", "fifo,fifo-curve"]) == 0
+    written = capsys.readouterr().out.split()
+    names = {p.split("/")[-1] for p in written}
+    assert {"profile-value.png", "profile-runtime.png"} <= names
+    assert sum(n.startswith("gantt-") and n.endswith(".png") for n in names) == 2
+    for p in written:
+        if p.endswith(".png"):
+            _png_ok(tmp_path / "plots" / p.split("/")[-1])
+    # one schedule from files
+    df = gpusched.bench.load_rows(out)
+    row = df.iloc[0]
+    assert main(["plot", str(out / row["instance_file"]), str(out / row["schedule_file"]),
+                 "-o", str(tmp_path / "one"), "--reservation", "peak"]) == 0
+    _png_ok(tmp_path / "one-gantt.png")
+    _png_ok(tmp_path / "one-utilization.png")
+    assert main(["plot", str(out / row["instance_file"]), "-o", str(tmp_path / "x")]) == 2
