@@ -13,7 +13,7 @@ the checker and its upper bound is never below a feasible value.
 """
 
 from .formulation import DEFAULT_MAX_COLUMNS, Formulation, build
-from .solve import BACKENDS, METHOD_NAMES, solve, warm_start_schedule
+from .solver import BACKENDS, METHOD_NAMES, solve, warm_start_schedule
 
 __all__ = [
     "BACKENDS",
