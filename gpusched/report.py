@@ -6,6 +6,7 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -26,16 +27,22 @@ FORMATS: dict[str, str] = {"markdown": "md", "latex": "tex", "csv": "csv"}
 def write_tables(
     df: pd.DataFrame, out: str | os.PathLike[str], *, baseline: str = "fifo",
     allocator: str = "best", views: Sequence[str] = tuple(VIEWS),
+    summary_methods: Sequence[str] = (),
 ) -> list[Path]:
-    """Write each view in each format as ``out/<view>.<md|tex|csv>``."""
+    """Write each view in each format as ``out/<view>.<md|tex|csv>``.
+
+    ``summary_methods`` restricts the summary view to those methods, in that
+    order (a table that fits a page); the other views use every row."""
     from instances.io import atomic_write_text
 
     out = Path(out)
     paths = []
     for name in views:
-        kw = {"baseline": baseline}
+        kw: dict[str, Any] = {"baseline": baseline}
         if name == "seed":
             kw["allocator"] = allocator
+        if name == "summary" and summary_methods:
+            kw["methods"] = kw["only"] = tuple(summary_methods)
         tv = view(df, name, **kw)
         for fmt, suffix in FORMATS.items():
             p = out / f"{name}.{suffix}"
@@ -94,6 +101,7 @@ def write_plots(
 def write_report(
     results: str | os.PathLike[str], out: str | os.PathLike[str] | None = None, *,
     baseline: str = "fifo", allocator: str = "best", df: pd.DataFrame | None = None,
+    summary_methods: Sequence[str] = (),
 ) -> list[Path]:
     """All tables (``out/tables``) and plots (``out/plots``) of a results folder
     (or of ``df``, a selection of its rows)."""
@@ -101,7 +109,8 @@ def write_report(
     out = Path(out) if out is not None else results
     if df is None:
         df = load_rows(results)
-    paths = write_tables(df, out / "tables", baseline=baseline, allocator=allocator)
+    paths = write_tables(df, out / "tables", baseline=baseline, allocator=allocator,
+                         summary_methods=summary_methods)
     paths += write_plots(df, results, out / "plots", methods=(baseline, allocator))
     logger.info("wrote %d files under %s", len(paths), out)
     return paths

@@ -111,5 +111,5 @@ def reproduce_seed(
     keys = {c.key for c in cells}
     df = load_rows(out)
     df = df[df["cell"].isin(keys)].reset_index(drop=True)
-    files = write_report(out, df=df)
+    files = write_report(out, df=df, summary_methods=SEED_METHODS)
     return ReproduceReport(summary, seed_view(df), files)

@@ -180,6 +180,10 @@ class Table:
     align: str = ""
     label: str = ""
 
+    def _flat(self) -> list[str]:
+        """Column names on one line (a ``\\n`` in a name breaks it in LaTeX only)."""
+        return [" ".join(c.split("\n")) for c in self.columns]
+
     def _align(self) -> str:
         return self.align or ("l" + "r" * (len(self.columns) - 1))
 
@@ -187,7 +191,7 @@ class Table:
         """A GitHub-flavoured Markdown table, caption above and notes below."""
         al = self._align()
         widths = [max(len(c), *(len(r[i]) for r in self.rows)) if self.rows else len(c)
-                  for i, c in enumerate(self.columns)]
+                  for i, c in enumerate(self._flat())]
 
         def line(cells: Sequence[str]) -> str:
             out = []
@@ -202,7 +206,7 @@ class Table:
         lines = []
         if self.caption:
             lines += [f"**{self.caption}**", ""]
-        lines += [line(self.columns), sep, *(line(r) for r in self.rows)]
+        lines += [line(self._flat()), sep, *(line(r) for r in self.rows)]
         if self.notes:
             lines.append("")
             lines += [f"{n}" for n in self.notes]
@@ -215,8 +219,8 @@ class Table:
             "% Requires \\usepackage{booktabs} in the preamble.",
             "\\begin{table}[htbp]",
             "\\centering",
-            "\\small",
-            "\\setlength{\\tabcolsep}{4pt}",
+            "\\footnotesize",
+            "\\setlength{\\tabcolsep}{2.5pt}",
         ]
         if self.caption:
             out.append(f"\\caption{{{latex_escape(self.caption)}}}")
@@ -225,7 +229,7 @@ class Table:
         out += [
             f"\\begin{{tabular}}{{{al}}}",
             "\\toprule",
-            " & ".join(latex_escape(c) for c in self.columns) + " \\\\",
+            " & ".join(_latex_header(c, a) for c, a in zip(self.columns, al)) + " \\\\",
             "\\midrule",
         ]
         out += [" & ".join(latex_escape(c) for c in r) + " \\\\" for r in self.rows]
@@ -244,6 +248,15 @@ _LATEX_SPECIAL = {
     "±": r"$\pm$", "→": r"$\rightarrow$", "–": "--", "—": "---", "≤": r"$\leq$",
     "≥": r"$\geq$", "×": r"$\times$", "−": "$-$",
 }
+
+
+def _latex_header(name: str, align: str) -> str:
+    """A header cell; a name with ``\\n`` becomes a two-line nested tabular."""
+    parts = name.split("\n")
+    if len(parts) == 1:
+        return latex_escape(name)
+    inner = " \\\\ ".join(latex_escape(p) for p in parts)
+    return f"\\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}{inner}\\end{{tabular}}"
 
 
 def latex_escape(text: str) -> str:
@@ -305,7 +318,7 @@ def _order(methods: Sequence[str], df: pd.DataFrame) -> list[str]:
 
 
 def summary_view(df: pd.DataFrame, baseline: str = "fifo",
-                 methods: Sequence[str] = ()) -> TableView:
+                 methods: Sequence[str] = (), only: Sequence[str] = ()) -> TableView:
     """Per family and method: mean and 95% CI of utilization, value, gains, gap, runtime.
 
     Parameters
@@ -316,11 +329,15 @@ def summary_view(df: pd.DataFrame, baseline: str = "fifo",
         Method label of the FIFO baseline for the gains.
     methods
         Preferred method order (others follow in order of appearance).
+    only
+        Show these methods only (gains and gaps still use every row).
     """
     d = prepare(df, baseline)
     records = []
     fams = list(dict.fromkeys(d["family"]))
     order = _order(methods or [baseline], d)
+    if only:
+        order = [m for m in order if m in set(only)]
     for fam in fams:
         sub = d[d["family"] == fam]
         for m in order:
@@ -344,11 +361,11 @@ def summary_view(df: pd.DataFrame, baseline: str = "fifo",
             r["method"],
             str(r["n"]),
             fmt_ci(r["utilization_mean"], r["utilization_ci95"]),
-            fmt_ci(r["value_mean"], r["value_ci95"]),
+            fmt_ci(r["value_mean"], r["value_ci95"], digits=0),
             fmt_ci(r["gain_pp_mean"], r["gain_pp_ci95"], signed=True),
             fmt_ci(r["gain_pct_mean"], r["gain_pct_ci95"], signed=True)
             + (f" ({r['gain_pct_undefined']} n/a)" if r["gain_pct_undefined"] else ""),
-            fmt_ci(r["gap_pct_mean"], r["gap_pct_ci95"], digits=2),
+            fmt_ci(r["gap_pct_mean"], r["gap_pct_ci95"]),
             fmt_ci(r["runtime_s_mean"], r["runtime_s_ci95"], digits=2),
             f"{r['optimal']}/{r['n']}",
         ])
@@ -364,8 +381,8 @@ def summary_view(df: pd.DataFrame, baseline: str = "fifo",
     if errs:
         notes.append(f"{errs} cell(s) ended in error and are left out of the means.")
     table = Table(
-        columns=["Family", "Method", "n", "Util. (%)", "Value", "Util. gain (pp)",
-                 "Value gain (%)", "Gap to UB (%)", "Time (s)", "Optimal"],
+        columns=["Family", "Method", "n", "Util.\n(%)", "Value", "Util. gain\n(pp)",
+                 "Value gain\n(%)", "Gap to\nUB (%)", "Time\n(s)", "Optimal"],
         rows=rows,
         caption="Per family and method: utilization, value, gain over FIFO, gap to the best "
                 "known bound, runtime.",
@@ -424,7 +441,7 @@ def seed_view(df: pd.DataFrame, baseline: str = "fifo", allocator: str = "best")
         records.append(record(s, d[d["family"] == s], None))
     pooled = None
     if scen:
-        pooled = record(f"high-contention scenarios ({len(scen)})", d[d["family"].isin(scen)],
+        pooled = record(f"all {len(scen)} hc-* scenarios", d[d["family"].isin(scen)],
                         PUBLISHED["scenarios"])
         per = [r for r in records if r["scenario"] in scen]
         pooled["util_fifo_band"] = _band([r["util_fifo_mean"] for r in per])
@@ -447,7 +464,7 @@ def seed_view(df: pd.DataFrame, baseline: str = "fifo", allocator: str = "best")
         pub_u = (f"{r['published_util_fifo']} → {r['published_util_alloc']}"
                  if r["published_util_fifo"] else "—")
         rows.append([
-            r["scenario"], str(r["n"]), pub_u, f"{uf} → {ua}",
+            r["scenario"], str(r["n"]), pub_u, uf, ua,
             r["published_value_gain"] or "—", vg,
             fmt_ci(r["gap_alloc_mean"], r["gap_alloc_ci95"], digits=2),
         ])
@@ -460,12 +477,13 @@ def seed_view(df: pd.DataFrame, baseline: str = "fifo", allocator: str = "best")
     if alloc != allocator:
         notes.append(f"{allocator!r} has no rows here; {alloc!r} stands in as the allocator.")
     table = Table(
-        columns=["Scenario", "n", "Util. published (%)", "Util. ours (%)",
-                 "Value gain published (%)", "Value gain ours (%)", "Gap to UB (%)"],
+        columns=["Scenario", "n", "Util. (%)\npublished", f"Util. (%)\n{baseline}",
+                 f"Util. (%)\n{alloc}", "Value gain (%)\npublished", "Value gain (%)\nours",
+                 "Gap to\nUB (%)"],
         rows=rows,
         caption=f"Seed reproduction: FIFO against the constraint-aware allocator ({alloc}).",
         notes=notes + _conflict_note(d),
-        align="lrrrrrr",
+        align="lrrrrrrr",
         label="tab:gpusched-seed",
     )
     return TableView(frame, table)
@@ -507,8 +525,8 @@ def ablation_view(df: pd.DataFrame, baseline: str = "fifo") -> TableView:
     frame = pd.DataFrame(records)
     n_inst = d["instance_hash" if "instance_hash" in d.columns else "instance"].nunique()
     table = Table(
-        columns=["Ordering", "Peak: util. (%)", "Peak: value gain (%)",
-                 "Curve: util. (%)", "Curve: value gain (%)"],
+        columns=["Ordering", "Peak:\nutil. (%)", "Peak:\nvalue gain (%)",
+                 "Curve:\nutil. (%)", "Curve:\nvalue gain (%)"],
         rows=rows,
         caption="Ablation: reservation policy x ordering rule.",
         notes=[f"Mean ± 95% CI over {n_inst} instance(s); value gain over {baseline}; "

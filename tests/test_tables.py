@@ -149,7 +149,7 @@ def test_seed_view_by_hand(rows):
     r["family"] = ["seed-training-heavy"] * 4 + ["hc-mixed"] * 4
     tv = tables.seed_view(r)
     f = tv.frame.set_index("scenario")
-    assert list(f.index) == ["seed-training-heavy", "hc-mixed", "high-contention scenarios (1)"]
+    assert list(f.index) == ["seed-training-heavy", "hc-mixed", "all 1 hc-* scenarios"]
     s = f.loc["seed-training-heavy"]
     assert (s["util_fifo_mean"], s["util_alloc_mean"]) == pytest.approx((50.0, 70.0))
     assert s["value_gain_mean"] == pytest.approx(50.0)

@@ -38,6 +38,8 @@ def register(sub: Any) -> None:
     p.add_argument("--view", choices=("summary", "seed", "ablation"), default="summary")
     p.add_argument("--baseline", default="fifo", help="method the gains are measured from")
     p.add_argument("--allocator", default="best", help="the allocator of the seed view")
+    p.add_argument("--methods", default="",
+                   help="summary view: only these methods, in this order (comma-separated)")
     p.add_argument("-o", "--output", help="file to write (default: standard output)")
     p.set_defaults(func=cmd_table)
 
@@ -147,6 +149,11 @@ def cmd_table(args: argparse.Namespace) -> int:
     kw: dict[str, Any] = {"baseline": args.baseline}
     if args.view == "seed":
         kw["allocator"] = args.allocator
+    only = tuple(m.strip() for m in args.methods.split(",") if m.strip())
+    if only:
+        if args.view != "summary":
+            raise ValueError("--methods: only the summary view takes a method list")
+        kw["methods"] = kw["only"] = only
     text = view(df, args.view, **kw).render(args.format)
     if args.output:
         from instances.io import atomic_write_text
@@ -191,7 +198,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from ..bench import load_rows, make_cells
     from ..report import write_report
-    from ..reproduce import DEFAULT_SEEDS, DEFAULT_TIME_LIMIT, seed_config
+    from ..reproduce import DEFAULT_SEEDS, DEFAULT_TIME_LIMIT, SEED_METHODS, seed_config
     from ..tables import seed_view
 
     _check_workers(args)
@@ -208,7 +215,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     keys = {c.key for c in cells}
     df = load_rows(args.output)
     df = df[df["cell"].isin(keys)].reset_index(drop=True)
-    files = write_report(args.output, df=df)
+    files = write_report(args.output, df=df, summary_methods=SEED_METHODS)
     print(seed_view(df).render("markdown"))
     print(f"{s.ran} cells run ({s.errors} errors), {s.skipped} already done; "
           f"{len(files)} table and plot files under {args.output}/tables and {args.output}/plots")
