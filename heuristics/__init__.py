@@ -17,6 +17,7 @@ from .backfill import conservative, easy
 from .best import best
 from .fifo import fifo
 from .listsched import list_schedule, parallel_schedule
+from .lns import lns
 from .rules import RULES
 from .search import local_search, sampling
 
@@ -96,5 +97,9 @@ register("sampling", sampling, "multi-pass biased random sampling of lists (pass
 register(
     "local-search", local_search,
     "insert/swap local search over the list, serial decoder (iterations=, time_limit=, seed=)",
+)
+register(
+    "lns", lns,
+    "sampling + local search, then windows re-solved exactly by the MILP (time_limit=, rounds=, seed=)",
 )
 register("best", best, "best of the fast methods within a budget (time_limit=10 s by default)")

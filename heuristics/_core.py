@@ -27,6 +27,7 @@ __all__ = [
     "earliest_fit",
     "finish",
     "first_fits_now",
+    "hinted_fit",
     "job_arrays",
     "occupy",
     "serial_starts",
@@ -122,36 +123,46 @@ def serial_starts(
     T = int(free.shape[0])
     if start is None:
         start = np.full(len(gpus), -1, dtype=np.int64)
-    # The profile only shrinks during a pass, so the earliest fit of a block
-    # (g, p) from a slot ``lo`` only moves later: ``hint[(g, p)] = (lo, s)``
-    # remembers the last answer (``s`` ignoring deadlines, -1 for none) and a
-    # later query from ``lo' >= lo`` starts at ``max(lo', s)``; ``top`` (the
-    # largest free count) rejects blocks too wide for any slot at once.
     hint: dict[tuple[int, int], tuple[int, int]] = {}
     top = int(free.max()) if T else 0
     for j in order.tolist() if isinstance(order, np.ndarray) else order:
         g = gpus[j]
         if g > top:
             continue
-        p, lo, hi = dur[j], rel[j], dl[j]
-        key = (g, p)
-        h = hint.get(key)
-        a = lo
-        if h is not None and h[0] <= lo:
-            if h[1] < 0:
-                continue
-            if h[1] > a:
-                a = h[1]
-        if a + p > hi:
-            continue
-        s = a if free[a : a + p].min() >= g else earliest_fit(free, g, p, a + 1, T)
-        hint[key] = (lo, s)
-        if s < 0 or s + p > hi:
-            continue
-        free[s : s + p] -= g
-        start[j] = s
-        top = int(free.max())
+        p = dur[j]
+        s = hinted_fit(free, g, p, rel[j], dl[j], hint)
+        if s >= 0:
+            free[s : s + p] -= g
+            start[j] = s
+            top = int(free.max())
     return start
+
+
+def hinted_fit(
+    free: np.ndarray, g: int, p: int, lo: int, hi: int, hint: dict[tuple[int, int], tuple[int, int]]
+) -> int:
+    """:func:`earliest_fit` for a profile that only shrinks between calls.
+
+    The earliest fit of a block ``(g, p)`` from a slot ``lo`` can then only
+    move later: ``hint[(g, p)] = (lo, s)`` keeps the last answer (``s`` found
+    ignoring the deadline, ``-1`` for none), and a later query from
+    ``lo' >= lo`` starts its search at ``max(lo', s)``. The window at the
+    search's first slot is tested alone first (the common hit). Use a fresh
+    ``hint`` for each profile.
+    """
+    key = (g, p)
+    h = hint.get(key)
+    a = lo
+    if h is not None and h[0] <= lo:
+        if h[1] < 0:
+            return -1
+        if h[1] > a:
+            a = h[1]
+    if a + p > hi:
+        return -1
+    s = a if free[a : a + p].min() >= g else earliest_fit(free, g, p, a + 1, free.shape[0])
+    hint[key] = (lo, s)
+    return s if s >= 0 and s + p <= hi else -1
 
 
 def first_fits_now(

@@ -15,7 +15,7 @@ import numpy as np
 
 from instances import Instance, Result
 
-from ._core import check_reservation, earliest_fit, finish, job_arrays, serial_starts
+from ._core import check_reservation, finish, hinted_fit, job_arrays, serial_starts
 from .rules import RULES, order_by
 
 __all__ = ["OrderSearch", "local_search", "local_search_order", "sampling", "sampling_order"]
@@ -130,49 +130,64 @@ class OrderSearch:
         self._snap = np.empty_like(self.snap)  # scratch of try_order
         self._cum = self.cum.copy()
         self._start = self.start.copy()
-        self._tried: tuple[np.ndarray, int] = (self.order, 0)
+        self._tried: tuple[np.ndarray, int, int] = (self.order, 0, self.n)
 
     def _decode(
         self, order: np.ndarray, i: int, free: np.ndarray, snap: np.ndarray,
-        cum: np.ndarray, start: np.ndarray,
-    ) -> float:
-        """Decode ``order[i:]`` from profile ``free``; fill ``snap[i+1:]``, ``cum``, ``start``."""
+        cum: np.ndarray, start: np.ndarray, k: int | None = None,
+    ) -> int:
+        """Decode ``order[i:]`` from profile ``free``; fill ``snap``, ``cum``, ``start``.
+
+        With ``k`` (the last position the move changed), stop at the first
+        position ``c > k`` whose profile equals the current order's: from
+        there on both orders place the same jobs on the same profile, so the
+        rest is copied. Returns ``c`` (``n`` when decoded to the end).
+        """
         gpus, dur, rel, dl = self.jobs
         vals = self.values
         free = free.copy()
         v = float(cum[i])
+        order_l = order.tolist()
+        hint: dict[tuple[int, int], tuple[int, int]] = {}
+        top = int(free.max())
         for pos in range(i, self.n):
-            j = int(order[pos])
+            j = order_l[pos]
             g, p = gpus[j], dur[j]
-            s = earliest_fit(free, g, p, rel[j], dl[j])
+            s = -1 if g > top else hinted_fit(free, g, p, rel[j], dl[j], hint)
             start[j] = s
             if s >= 0:
                 free[s : s + p] -= g
                 v += vals[j]
+                top = int(free.max())
             snap[pos + 1] = free
             cum[pos + 1] = v
-        return v
+            if k is not None and pos >= k and pos + 1 < self.n and (free == self.snap[pos + 1]).all():
+                c = pos + 1
+                cum[c:] = self.cum[c:] + (v - self.cum[c])
+                return c
+        return self.n
 
     @property
     def value(self) -> float:
         """Value of the current order's schedule."""
         return float(self.cum[self.n])
 
-    def try_order(self, order: np.ndarray, i: int) -> float:
-        """Decode ``order`` (equal to the current one before position ``i``); not yet kept.
+    def try_order(self, order: np.ndarray, i: int, k: int) -> float:
+        """Decode ``order``, equal to the current one outside positions ``i .. k``.
 
         Returns the value of the tried order; :meth:`commit` makes it current.
         """
-        self._tried = (order, i)
         self._cum[: i + 1] = self.cum[: i + 1]
         self._start[:] = self.start
-        return self._decode(order, i, self.snap[i], self._snap, self._cum, self._start)
+        c = self._decode(order, i, self.snap[i], self._snap, self._cum, self._start, k)
+        self._tried = (order, i, c)
+        return float(self._cum[self.n])
 
     def commit(self) -> None:
         """Make the last tried order the current one."""
-        order, i = self._tried
+        order, i, c = self._tried
         self.order = order
-        self.snap[i + 1 :] = self._snap[i + 1 :]
+        self.snap[i + 1 : c + 1] = self._snap[i + 1 : c + 1]
         self.cum, self._cum = self._cum, self.cum
         self.start, self._start = self._start, self.start
 
@@ -221,7 +236,7 @@ def local_search_order(
             new[i] = st.order[k]
         else:
             new[i], new[k] = st.order[k], st.order[i]
-        if st.try_order(new, i) >= st.value - 1e-9:
+        if st.try_order(new, i, k) >= st.value - 1e-9:
             st.commit()
     logger.debug("local search: %d moves, value %.6g", done, st.value)
     return st.order, st.start, done

@@ -133,7 +133,8 @@ def test_every_rule_falls_in_the_trap_and_search_escapes_it() -> None:
     for rule in RULES:
         assert _starts(TRAP, "list", rule=rule) == {"a": 0}, rule
     for m, params in [("sampling", {"passes": 200}), ("local-search", {"iterations": 50}),
-                      ("best", {"passes": 20, "iterations": 50})]:
+                      ("best", {"passes": 20, "iterations": 50, "lns_rounds": 0}),
+                      ("lns", {"passes": 0, "iterations": 0, "rounds": 1})]:
         res = heuristics.solve(TRAP, m, seed=0, time_limit=None, **params)
         assert dict(res.schedule.starts) == {"b": 0, "c": 0}, m
         assert res.value == pytest.approx(12.8)
@@ -152,7 +153,7 @@ def test_references_agree_on_the_hand_cases() -> None:
 def test_registry_and_dispatch() -> None:
     expected = {"fifo", "fifo-curve", "easy-peak", "easy-curve", "conservative-peak",
                 "conservative-curve", "list", "list-peak", "parallel", "sampling",
-                "local-search", "best"}
+                "local-search", "lns", "best"}
     assert expected <= set(heuristics.METHODS)
     assert all(heuristics.DESCRIPTIONS[m] for m in heuristics.METHODS)
     with pytest.raises(ValueError, match="method"):
@@ -173,7 +174,8 @@ def test_registry_and_dispatch() -> None:
 
 def test_results_are_checked_and_labelled() -> None:
     for m in heuristics.METHODS:
-        res = heuristics.solve(BACKFILL, m, **({"time_limit": None} if m in ("sampling", "local-search", "best") else {}))
+        budget = {"time_limit": None} if m in ("sampling", "local-search", "lns", "best") else {}
+        res = heuristics.solve(BACKFILL, m, **budget)
         assert res.method == m
         assert res.upper_bound is None
         assert res.value == evaluate(BACKFILL, res.schedule).value

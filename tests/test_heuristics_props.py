@@ -25,11 +25,13 @@ from heuristics.rules import RULES, order_by
 from instances import Instance, Job, Service, evaluate
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-SEARCH = ("sampling", "local-search", "best")
+SEARCH_SETTINGS = settings(SETTINGS, max_examples=40)  # these run MILP windows: fewer examples
+SEARCH = ("sampling", "local-search", "lns", "best")
 SMALL_BUDGET = {
     "sampling": {"passes": 30, "time_limit": None},
     "local-search": {"iterations": 60, "time_limit": None},
-    "best": {"passes": 30, "iterations": 60, "time_limit": None},
+    "lns": {"passes": 10, "iterations": 20, "rounds": 2, "time_limit": None},
+    "best": {"passes": 30, "iterations": 60, "lns_rounds": 2, "time_limit": None},
 }
 
 
@@ -91,7 +93,7 @@ def test_decoders_match_references(inst: Instance, seed: int, rule: str) -> None
 
 
 @given(inst=instances_())
-@SETTINGS
+@SEARCH_SETTINGS
 def test_every_method_returns_a_checked_schedule(inst: Instance) -> None:
     for m in heuristics.METHODS:
         res = heuristics.solve(inst, m, **SMALL_BUDGET.get(m, {}))
@@ -104,7 +106,7 @@ def test_every_method_returns_a_checked_schedule(inst: Instance) -> None:
 
 
 @given(inst=instances_(), seed=st.integers(0, 1000))
-@SETTINGS
+@SEARCH_SETTINGS
 def test_search_is_deterministic_under_a_seed(inst: Instance, seed: int) -> None:
     for m in SEARCH:
         a = heuristics.solve(inst, m, seed=seed, **SMALL_BUDGET[m])
@@ -113,7 +115,7 @@ def test_search_is_deterministic_under_a_seed(inst: Instance, seed: int) -> None
 
 
 @given(inst=instances_(), seed=st.integers(0, 1000))
-@SETTINGS
+@SEARCH_SETTINGS
 def test_best_is_at_least_every_member(inst: Instance, seed: int) -> None:
     best = heuristics.solve(inst, "best", seed=seed, **SMALL_BUDGET["best"])
     for m, params in CONSTRUCTIVE_MEMBERS:

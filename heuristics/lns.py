@@ -1,0 +1,167 @@
+"""Large-neighbourhood search: free a time window, re-solve it exactly with the MILP.
+
+Each round picks a window ``[a, b)`` of the horizon. The jobs that run entirely
+inside it, and the jobs not run that could fit inside it, are freed; every
+other job keeps its start, and its GPUs are taken out of the capacity. The
+window becomes a small instance of its own (the capacity left appears as one
+inference service, the freed jobs with release and deadline clipped to the
+window) solved by :func:`milp.solve` with the current placement as warm
+start, so a round never loses value. The MILP is imported when the method
+runs; without it, :func:`lns_improve` returns the schedule unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from instances import Instance, Job, Result, Schedule, Service
+
+from ._core import finish
+from .rules import order_by
+from .search import local_search_order, sampling_order
+
+__all__ = ["lns", "lns_improve", "window_instance"]
+
+logger = logging.getLogger(__name__)
+
+
+def window_instance(
+    inst: Instance, start: np.ndarray, a: int, b: int, max_jobs: int, rng: np.random.Generator
+) -> tuple[Instance, np.ndarray, Schedule]:
+    """The sub-instance of window ``[a, b)``, the freed job indices and their warm start.
+
+    Jobs that run inside the window are always freed; jobs not run that could
+    fit in it join them, at most ``max_jobs`` in all (a random choice of the
+    not-run ones when there are more).
+    """
+    gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines
+    run = start >= 0
+    end = start + dur
+    inside = np.flatnonzero(run & (start >= a) & (end <= b))
+    lo, hi = np.maximum(rel, a), np.minimum(dl, b)
+    could = np.flatnonzero(~run & (lo + dur <= hi))
+    room = max(0, max_jobs - inside.size)
+    if could.size > room:
+        could = np.sort(rng.choice(could, size=room, replace=False))
+    freed = np.concatenate([inside, could])
+    usage = np.zeros(inst.horizon + 1, dtype=np.int64)
+    fixed = np.flatnonzero(run)
+    fixed = np.setdiff1d(fixed, inside)
+    np.add.at(usage, start[fixed], gpus[fixed])
+    np.add.at(usage, end[fixed], -gpus[fixed])
+    cap = inst.batch_capacity("curve") - np.cumsum(usage)[: inst.horizon]
+    demand = (inst.num_gpus - cap[a:b]).tolist()
+    jobs = tuple(
+        Job(inst.jobs[j].name, int(gpus[j]), int(dur[j]), float(inst.priorities[j]),
+            inst.jobs[j].kind, int(lo[j] - a), int(hi[j] - a))
+        for j in freed.tolist()
+    )
+    sub = Instance(f"{inst.name}[{a}:{b}]", inst.num_gpus, b - a,
+                   (Service("rest", 1.0, tuple(demand)),), jobs, inst.slot_hours)
+    warm = Schedule(sub.name, {inst.jobs[j].name: int(start[j] - a) for j in inside.tolist()})
+    return sub, freed, warm
+
+
+def lns_improve(
+    inst: Instance,
+    start: np.ndarray,
+    *,
+    time_limit: float | None = 5.0,
+    rounds: int = 50,
+    window: int | None = None,
+    max_jobs: int = 40,
+    sub_time_limit: float = 1.0,
+    seed: int = 0,
+) -> tuple[np.ndarray, int, int]:
+    """Improve a feasible ``curve`` start array by window re-solves.
+
+    Returns ``(start, rounds_done, rounds_improved)``. Each round picks a
+    window of ``window`` slots (by default, drawn each round: a quarter or a
+    half of the horizon, never less than the longest job) at a random offset;
+    an instance of at most ``max_jobs`` jobs is first re-solved whole. When
+    one window holds the whole instance and its MILP is solved to
+    optimality, the schedule is optimal and the search stops.
+    """
+    try:
+        import milp
+    except ImportError:  # pragma: no cover - the MILP package is part of the project
+        logger.info("lns: the milp package is not available; schedule unchanged")
+        return start, 0, 0
+    t0 = time.perf_counter()
+    T = inst.horizon
+    if inst.num_jobs == 0:
+        return start, 0, 0
+    pmax = int(inst.durations.max())
+    sizes = [window] if window else [max(T // 4, pmax), max(T // 2, pmax)]
+    rng = np.random.default_rng(seed)
+    can_run = int((inst.releases + inst.durations <= inst.deadlines).sum())
+    start = start.copy()
+    values = inst.job_values
+    done = improved = 0
+    for k in range(rounds):
+        left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        if left is not None and left <= 0.05:
+            break
+        W = min(max(int(sizes[int(rng.integers(len(sizes)))]), 1), T)
+        if k == 0 and inst.num_jobs <= max_jobs:
+            W = T  # a small instance: first re-solve it whole
+        a = int(rng.integers(0, T - W + 1))
+        sub, freed, warm = window_instance(inst, start, a, a + W, max_jobs, rng)
+        done += 1
+        if sub.num_jobs == 0:
+            continue
+        tl = sub_time_limit if left is None else min(sub_time_limit, left)
+        res = milp.solve(sub, time_limit=tl, warm_start=warm, threads=1, root_lp=False)
+        before = float(values[freed][start[freed] >= 0].sum())
+        if res.value > before + 1e-9:
+            new = res.schedule.to_array(sub)
+            start[freed] = np.where(new >= 0, new + a, -1)
+            improved += 1
+        if W == T and sub.num_jobs == can_run and res.status == "optimal":
+            break
+    return start, done, improved
+
+
+def lns(
+    inst: Instance,
+    *,
+    time_limit: float | None = 10.0,
+    rounds: int = 50,
+    window: int | None = None,
+    max_jobs: int = 40,
+    sub_time_limit: float = 1.0,
+    passes: int = 100,
+    iterations: int = 1000,
+    seed: int = 0,
+) -> Result:
+    """LNS with exact window re-solves, from a sampled and locally improved list.
+
+    The start: :func:`~heuristics.search.sampling_order` (``passes``), then
+    :func:`~heuristics.search.local_search_order` (``iterations``), each with
+    at most a quarter of ``time_limit``; then :func:`lns_improve` with the
+    rest (``rounds`` windows of ``window`` slots, at most ``max_jobs`` freed
+    jobs, ``sub_time_limit`` seconds each). Deterministic for a seed when
+    every window MILP is solved to optimality within its limit.
+    """
+    t0 = time.perf_counter()
+    q = None if time_limit is None else 0.25 * time_limit
+    if passes > 0:
+        order, _, _ = sampling_order(inst, passes=passes, time_limit=q, seed=seed)
+    else:
+        order = order_by(inst, "priority")
+    _, start, _ = local_search_order(inst, order, iterations=iterations, time_limit=q, seed=seed)
+    left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))
+    start, done, improved = lns_improve(
+        inst, start, time_limit=left, rounds=rounds, window=window, max_jobs=max_jobs,
+        sub_time_limit=sub_time_limit, seed=seed,
+    )
+    return finish(
+        inst, "lns", start, reservation="curve", started_at=t0,
+        params={"time_limit": time_limit, "rounds": rounds, "window": window,
+                "max_jobs": max_jobs, "sub_time_limit": sub_time_limit, "passes": passes,
+                "iterations": iterations, "seed": seed},
+        message=f"{done} windows, {improved} improved",
+    )
