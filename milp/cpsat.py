@@ -94,46 +94,46 @@ def solve_cpsat(
         if cols.size == 0:
             continue
         k = int(form.col_group[cols[0]])
-        domain = sorted_interval_list.Domain.FromValues(form.col_start[cols].tolist())
+        domain = sorted_interval_list.Domain.from_values(form.col_start[cols].tolist())
         previous = None
         for j in form.groups[k].tolist():
             job = inst.jobs[j]
-            s = model.NewIntVarFromDomain(domain, f"start_{job.name}")
-            x = model.NewBoolVar(f"run_{job.name}")
+            s = model.new_int_var_from_domain(domain, f"start_{job.name}")
+            x = model.new_bool_var(f"run_{job.name}")
             intervals.append(
-                model.NewOptionalFixedSizeIntervalVar(s, job.duration, x, f"iv_{job.name}")
+                model.new_optional_fixed_size_interval_var(s, job.duration, x, f"iv_{job.name}")
             )
             heights.append(job.gpus)
             starts[j], present[j] = s, x
             if previous is not None:  # identical jobs: run and start in order
-                model.AddImplication(x, present[previous])
-                model.Add(starts[previous] <= s).OnlyEnforceIf(x)
+                model.add_implication(x, present[previous])
+                model.add(starts[previous] <= s).only_enforce_if(x)
             previous = j
     for t, length, height in _demand_runs(np.asarray(inst.total_demand)):
-        intervals.append(model.NewFixedSizeIntervalVar(t, length, f"demand_{t}"))
+        intervals.append(model.new_fixed_size_interval_var(t, length, f"demand_{t}"))
         heights.append(height)
-    model.AddCumulative(intervals, heights, inst.num_gpus)
-    model.Maximize(sum(int(coef[j]) * x for j, x in present.items()))
+    model.add_cumulative(intervals, heights, inst.num_gpus)
+    model.maximize(sum(int(coef[j]) * x for j, x in present.items()))
     if warm_start is not None:
         for j, x in present.items():
             run = int(warm_start[j]) >= 0
-            model.AddHint(x, run)
+            model.add_hint(x, run)
             if run:
-                model.AddHint(starts[j], int(warm_start[j]))
+                model.add_hint(starts[j], int(warm_start[j]))
 
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit)
     solver.parameters.num_workers = int(threads)
     solver.parameters.relative_gap_limit = float(mip_gap)
     solver.parameters.random_seed = int(seed)
-    code = solver.Solve(model)
-    name = solver.StatusName(code)
+    code = solver.solve(model)
+    name = solver.status_name(code)
     start = None
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         start = np.full(inst.num_jobs, -1, dtype=np.int64)
         for j, x in present.items():
-            if solver.BooleanValue(x):
-                start[j] = solver.Value(starts[j])
+            if solver.boolean_value(x):
+                start[j] = solver.value(starts[j])
     if code == cp_model.OPTIMAL:
         status = Status.OPTIMAL
     elif code in (cp_model.FEASIBLE, cp_model.UNKNOWN):
@@ -144,7 +144,7 @@ def solve_cpsat(
         status = Status.ERROR
     dual = None
     if status in (Status.OPTIMAL, Status.TIME_LIMIT):
-        b = float(solver.BestObjectiveBound())
+        b = float(solver.best_objective_bound)
         if math.isfinite(b):
             dual = b / scale * (1 + 1e-9) + 1e-12
     return RawSolve(
@@ -152,6 +152,6 @@ def solve_cpsat(
         start=start,
         dual_bound=dual,
         lp_bound=None,
-        nodes=int(solver.NumBranches()),
+        nodes=int(solver.num_branches),
         message=f"CP-SAT: {name}, objective scale {scale:g}",
     )

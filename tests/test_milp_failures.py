@@ -94,7 +94,7 @@ def test_cpsat_exception_gives_status_error(monkeypatch) -> None:
     def boom(self, *args, **kwargs):
         raise RuntimeError("injected CP-SAT failure")
 
-    monkeypatch.setattr(cp_model.CpSolver, "Solve", boom)
+    monkeypatch.setattr(cp_model.CpSolver, "solve", boom)
     res = milp.solve(contended(), backend="cpsat", time_limit=5, warm_start=None)
     assert res.status == "error" and "injected CP-SAT failure" in res.message
 

@@ -1,0 +1,200 @@
+"""Figures of the exact MILP; prints them, asserts nothing.
+
+Parts (``--parts``, comma separated; default ``build,small,medium``):
+
+``build``
+    Build time of a model of about 100,000 binaries (``large`` family, 1,200
+    jobs on 128 GPUs over a week): ``milp.build`` (median of ``--repeat``) and
+    the same model written term by term in PuLP (variables in a dict, one
+    ``lpSum`` per slot), with the ratio; then ``Formulation.to_pulp``.
+``small``
+    Time to proven optimum (``mip_gap`` 0) on ``small`` seeds.
+``medium``
+    Gap ``(UB - V) / UB`` after ``--time-limit`` seconds on ``medium`` seeds,
+    HiGHS (method ``milp``) and CP-SAT (``cpsat``) side by side, both warm
+    started by the ``best`` heuristic, with the heuristic's own value.
+``reference``
+    The three configurations measured before the MILP issue: 60 jobs x 168
+    slots x 8 GPUs and 200 x 168 x 64 after ``--time-limit`` s, 80 x 168 x 16
+    after 20 s; HiGHS and CP-SAT.
+``strength``
+    Formulation variants on ``medium`` and ``hc-*`` seeds after a short limit:
+    plain (no warm start), + warm start, + clique rows, - aggregation. LP
+    bound, bound, value, gap.
+
+Usage::
+
+    python benchmarks/bench_milp.py --parts build
+    python benchmarks/bench_milp.py --parts small,medium --seeds 5 --time-limit 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+import heuristics
+import instances
+import milp
+
+
+def pulp_term_by_term(inst: instances.Instance) -> Any:
+    """The time-indexed model written the usual PuLP way (dicts and ``lpSum``)."""
+    import pulp
+
+    cap = inst.batch_capacity("curve")
+    prob = pulp.LpProblem("term_by_term", pulp.LpMaximize)
+    x: dict[tuple[int, int], Any] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for j, job in enumerate(inst.jobs):
+            end_by = int(inst.deadlines[j])
+            for s in range(job.release, end_by - job.duration + 1):
+                if all(cap[t] >= job.gpus for t in range(s, s + job.duration)):
+                    x[j, s] = pulp.LpVariable(f"x_{j}_{s}", cat=pulp.LpBinary)
+    prob += pulp.lpSum(float(inst.job_values[j]) * v for (j, _), v in x.items())
+    by_job: dict[int, list[Any]] = {}
+    for (j, _), v in x.items():
+        by_job.setdefault(j, []).append(v)
+    for j, vs in by_job.items():
+        if len(vs) > 1:
+            prob += pulp.lpSum(vs) <= 1, f"assign_{j}"
+    covering: dict[int, list[tuple[Any, int]]] = {}
+    for (j, s), v in x.items():
+        for t in range(s, s + inst.jobs[j].duration):
+            covering.setdefault(t, []).append((v, inst.jobs[j].gpus))
+    for t, terms in covering.items():
+        if sum(g for _, g in terms) > cap[t]:
+            prob += pulp.lpSum(g * v for v, g in terms) <= int(cap[t]), f"cap_{t}"
+    return prob
+
+
+def part_build(args: argparse.Namespace) -> None:
+    inst = instances.generate("large", seed=0, num_jobs=1200, num_gpus=128)
+    times = []
+    for _ in range(args.repeat):
+        t = time.perf_counter()
+        form = milp.build(inst)
+        times.append(time.perf_counter() - t)
+    arrays = statistics.median(times)
+    print(f"[build] {inst.summary()}")
+    print(f"[build] model: {form.num_cols} columns, {form.num_rows} rows, {form.nnz} nonzeros")
+    print(f"[build] milp.build median of {args.repeat}: {arrays:.3f} s (min {min(times):.3f})")
+    t = time.perf_counter()
+    prob = pulp_term_by_term(inst)
+    pulp_s = time.perf_counter() - t
+    print(f"[build] PuLP term by term: {pulp_s:.2f} s, {len(prob.variables())} variables, "
+          f"{prob.numConstraints()} constraints")
+    print(f"[build] ratio PuLP / arrays: {pulp_s / arrays:.1f}x")
+    t = time.perf_counter()
+    form.to_pulp()
+    print(f"[build] Formulation.to_pulp (export of the arrays): {time.perf_counter() - t:.2f} s")
+
+
+def _row(label: str, res: instances.Result, extra: str = "") -> str:
+    gap = res.gap
+    return (
+        f"{label:<34} {res.method:<6} {res.status!s:<10} value {res.value:>10.2f}  "
+        f"bound {res.upper_bound if res.upper_bound is not None else float('nan'):>10.2f}  "
+        f"gap {100 * gap if gap is not None else float('nan'):6.2f}%  "
+        f"lp {res.lp_bound if res.lp_bound is not None else float('nan'):>10.2f}  "
+        f"nodes {res.nodes if res.nodes is not None else -1:>7}  {res.runtime_s:6.1f} s {extra}"
+    )
+
+
+def part_small(args: argparse.Namespace) -> None:
+    times = []
+    for seed in range(args.seeds):
+        inst = instances.generate("small", seed=seed)
+        res = milp.solve(inst, time_limit=60, mip_gap=0, threads=args.threads)
+        times.append(res.runtime_s)
+        print(_row(f"[small] {inst.summary()}", res))
+    print(f"[small] time to optimum: median {statistics.median(times):.2f} s, "
+          f"max {max(times):.2f} s over {len(times)} seeds")
+
+
+def _side_by_side(tag: str, inst: instances.Instance, limit: float, args: argparse.Namespace,
+                  gaps: dict[str, list[float]]) -> None:
+    best = heuristics.solve(inst, "best", time_limit=min(10.0, 0.1 * limit))
+    print(f"[{tag}] {inst.summary()}; best heuristic {best.value:.2f} in {best.runtime_s:.1f} s")
+    for backend in ("highs", "cpsat"):
+        res = milp.solve(inst, backend=backend, time_limit=limit, warm_start=best,
+                         threads=args.threads)
+        gaps.setdefault(backend, []).append(res.gap if res.gap is not None else float("nan"))
+        print(_row(f"[{tag}] seed {inst.meta.get('seed', '?')}", res,
+                   f"(+{100 * (res.value - best.value) / max(best.value, 1e-9):.2f}% over best)"))
+
+
+def _summary(tag: str, gaps: dict[str, list[float]]) -> None:
+    for backend, g in gaps.items():
+        arr = 100 * np.array(g)
+        print(f"[{tag}] {backend}: gap median {np.median(arr):.2f}%, max {arr.max():.2f}%, "
+              f"<= 1% on {int((arr <= 1.0).sum())}/{arr.size}")
+
+
+def part_medium(args: argparse.Namespace) -> None:
+    gaps: dict[str, list[float]] = {}
+    for seed in range(args.seeds):
+        _side_by_side("medium", instances.generate("medium", seed=seed), args.time_limit, args, gaps)
+    _summary("medium", gaps)
+
+
+def part_reference(args: argparse.Namespace) -> None:
+    configs = [(60, 8, args.time_limit), (200, 64, args.time_limit), (80, 16, 20.0)]
+    for n, G, limit in configs:
+        gaps: dict[str, list[float]] = {}
+        for seed in range(args.ref_seeds):
+            inst = instances.generate("medium", seed=seed, num_jobs=n, num_gpus=G, horizon=168,
+                                      slot_hours=1.0)
+            _side_by_side(f"ref {n}x168x{G} {limit:g}s", inst, limit, args, gaps)
+        _summary(f"ref {n}x168x{G} {limit:g}s", gaps)
+
+
+def part_strength(args: argparse.Namespace) -> None:
+    variants = {
+        "plain, no warm start": {"warm_start": None},
+        "default (aggregate, warm start)": {},
+        "+ clique rows": {"cliques": True},
+        "- aggregation": {"aggregate": False},
+    }
+    cases = [("medium", s) for s in range(min(3, args.seeds))] + [
+        ("hc-training-heavy", 0), ("hc-mixed", 0), ("hc-deadlines", 0)]
+    for family, seed in cases:
+        inst = instances.generate(family, seed=seed)
+        form = milp.build(inst, cliques=True)
+        print(f"[strength] {inst.summary()}; clique rows {form.stats['clique_rows']}, "
+              f"aggregated jobs {form.stats['aggregated_jobs']}")
+        for label, kw in variants.items():
+            res = milp.solve(inst, time_limit=args.strength_limit, threads=args.threads, **kw)
+            print(_row(f"[strength] {label}", res))
+
+
+PARTS = {"build": part_build, "small": part_small, "medium": part_medium,
+         "reference": part_reference, "strength": part_strength}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--parts", default="build,small,medium")
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--ref-seeds", type=int, default=2)
+    ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--strength-limit", type=float, default=20.0)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    for name in args.parts.split(","):
+        if name not in PARTS:
+            ap.error(f"--parts: unknown part {name!r}; known: {', '.join(PARTS)}")
+        t = time.perf_counter()
+        PARTS[name](args)
+        print(f"[{name}] part done in {time.perf_counter() - t:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
