@@ -15,9 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/gpusched generate seed-training-heavy --seed 0 -o results/seed-training-heavy.json
-	$(BIN)/gpusched solve results/seed-training-heavy.json --method fifo
-	$(BIN)/gpusched solve results/seed-training-heavy.json --method fifo-curve
+	$(BIN)/gpusched reproduce seed -o results/seed
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2
