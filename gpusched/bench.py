@@ -378,7 +378,7 @@ def make_cells(config: BenchConfig) -> list[Cell]:
         fam = str(inst.meta.get("family", "file"))
         seed = int(inst.meta.get("seed", -1))
         insts.append((inst, fam, seed))
-    cells = []
+    cells: list[Cell] = []
     for inst, fam, seed in insts:
         h = instance_hash(inst)
         cells.extend(Cell(inst, fam, seed, spec, h) for spec in config.methods)
@@ -756,7 +756,7 @@ def _run_dask(todo: Sequence[Cell], scheduler: str | Any, store: StoreFn) -> Non
     from distributed import Client, as_completed
 
     own = isinstance(scheduler, str)
-    client = Client(scheduler) if own else scheduler
+    client: Any = Client(scheduler) if own else scheduler
     try:
         futures = {client.submit(run_cell, c, pure=False, key=f"cell-{c.key}"): c for c in todo}
         try:

@@ -137,8 +137,9 @@ def prepare(df: pd.DataFrame, baseline: str = "fifo") -> pd.DataFrame:
             pct.append(math.nan)
             continue
         gn = instances.gain(m, b)
-        pp.append(gn["utilization_pp"])
-        pct.append(math.nan if gn["value_pct"] is None else gn["value_pct"])
+        up, vp = gn["utilization_pp"], gn["value_pct"]
+        pp.append(math.nan if up is None else up)
+        pct.append(math.nan if vp is None else vp)
     df["gain_pp"] = pp
     df["gain_pct"] = pct
     df["baseline_value_zero"] = [bool(b is not None and b.value == 0)
@@ -499,7 +500,7 @@ def ablation_view(df: pd.DataFrame, baseline: str = "fifo") -> TableView:
     """
     d = prepare(df, baseline)
     present = set(d["method"])
-    records = []
+    records: list[dict[str, Any]] = []
     rows = []
     for order in ABLATION_ORDERINGS:
         cells = [order]

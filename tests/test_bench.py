@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -286,3 +287,26 @@ def test_cli_bench_and_bad_input(tmp_path, capsys):
         assert main(cmd) == 2
         err = capsys.readouterr().err
         assert msg in err and "Traceback" not in err
+
+
+def test_cli_config_and_table(tmp_path, capsys):
+    cfg = tmp_path / "sweep.toml"
+    cfg.write_text('families = ["small"]\nseeds = 2\nmethods = ["fifo", "fifo-curve"]\n')
+    out = tmp_path / "o"
+    assert main(["bench", "--config", str(cfg), "-o", str(out), "--workers", "1",
+                 "--no-progress"]) == 0
+    assert "4 cells run" in capsys.readouterr().out
+    assert main(["bench", "--config", str(cfg), "--methods", "fifo", "-o", str(out)]) == 2
+    assert "either as a file or as flags" in capsys.readouterr().err
+    assert main(["table", str(out)]) == 0
+    md = capsys.readouterr().out
+    assert "| small" in md and "fifo-curve" in md
+    assert main(["table", str(out), "--format", "latex", "-o", str(tmp_path / "t.tex")]) == 0
+    assert "\\toprule" in (tmp_path / "t.tex").read_text()
+    assert main(["table", str(out / "results.csv"), "--format", "csv",
+                 "--methods", "fifo-curve"]) == 0
+    csv = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert list(csv["method"]) == ["fifo-curve"] and csv["n"].tolist() == [2]
+    assert main(["table", str(out), "--view", "seed"]) == 2  # no seed family in these rows
+    assert "nothing to show" in capsys.readouterr().err
+    assert main(["table", str(tmp_path / "empty")]) == 2
