@@ -23,46 +23,63 @@ from ._core import finish
 from .rules import order_by
 from .search import local_search_order, sampling_order
 
-__all__ = ["lns", "lns_improve", "window_instance"]
+__all__ = ["lns", "lns_improve", "sub_instance", "window_jobs"]
 
 logger = logging.getLogger(__name__)
 
 
-def window_instance(
-    inst: Instance, start: np.ndarray, a: int, b: int, max_jobs: int, rng: np.random.Generator
-) -> tuple[Instance, np.ndarray, Schedule]:
-    """The sub-instance of window ``[a, b)``, the freed job indices and their warm start.
+def sub_instance(
+    inst: Instance, start: np.ndarray, a: int, b: int, freed: np.ndarray
+) -> tuple[Instance, Schedule]:
+    """The instance left to decide when only the jobs ``freed`` may move, in window ``[a, b)``.
 
-    Jobs that run inside the window are always freed; jobs not run that could
-    fit in it join them, at most ``max_jobs`` in all (a random choice of the
-    not-run ones when there are more).
+    Every other job keeps its start and its GPUs leave the capacity, which
+    becomes one inference service ``rest`` of the sub-instance (horizon
+    ``b - a``); the freed jobs keep their size and priority, with release and
+    deadline clipped to the window. Returns it with the warm start: the freed
+    jobs' current starts, shifted by ``a`` (each freed job that runs must lie
+    inside the window; each one not run must fit in it).
     """
     gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines
     run = start >= 0
-    end = start + dur
-    inside = np.flatnonzero(run & (start >= a) & (end <= b))
-    lo, hi = np.maximum(rel, a), np.minimum(dl, b)
-    could = np.flatnonzero(~run & (lo + dur <= hi))
-    room = max(0, max_jobs - inside.size)
-    if could.size > room:
-        could = np.sort(rng.choice(could, size=room, replace=False))
-    freed = np.concatenate([inside, could])
+    keep = run.copy()
+    keep[freed] = False
+    fixed = np.flatnonzero(keep)
     usage = np.zeros(inst.horizon + 1, dtype=np.int64)
-    fixed = np.flatnonzero(run)
-    fixed = np.setdiff1d(fixed, inside)
     np.add.at(usage, start[fixed], gpus[fixed])
-    np.add.at(usage, end[fixed], -gpus[fixed])
+    np.add.at(usage, start[fixed] + dur[fixed], -gpus[fixed])
     cap = inst.batch_capacity("curve") - np.cumsum(usage)[: inst.horizon]
-    demand = (inst.num_gpus - cap[a:b]).tolist()
+    lo, hi = np.maximum(rel, a), np.minimum(dl, b)
     jobs = tuple(
         Job(inst.jobs[j].name, int(gpus[j]), int(dur[j]), float(inst.priorities[j]),
             inst.jobs[j].kind, int(lo[j] - a), int(hi[j] - a))
         for j in freed.tolist()
     )
     sub = Instance(f"{inst.name}[{a}:{b}]", inst.num_gpus, b - a,
-                   (Service("rest", 1.0, tuple(demand)),), jobs, inst.slot_hours)
-    warm = Schedule(sub.name, {inst.jobs[j].name: int(start[j] - a) for j in inside.tolist()})
-    return sub, freed, warm
+                   (Service("rest", 1.0, tuple((inst.num_gpus - cap[a:b]).tolist())),),
+                   jobs, inst.slot_hours)
+    warm = Schedule(sub.name, {inst.jobs[j].name: int(start[j] - a) for j in freed[run[freed]]})
+    return sub, warm
+
+
+def window_jobs(
+    inst: Instance, start: np.ndarray, a: int, b: int, max_jobs: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Jobs freed by window ``[a, b)``: those running inside it, and not-run jobs that fit in it.
+
+    At most ``max_jobs`` in all: the running ones first (the not-run ones
+    then fill the room left, a random choice when there are more).
+    """
+    run = start >= 0
+    dur = inst.durations
+    inside = np.flatnonzero(run & (start >= a) & (start + dur <= b))
+    if inside.size > max_jobs:
+        inside = np.sort(rng.choice(inside, size=max_jobs, replace=False))
+    could = np.flatnonzero(~run & (np.maximum(inst.releases, a) + dur <= np.minimum(inst.deadlines, b)))
+    room = max(0, max_jobs - inside.size)
+    if could.size > room:
+        could = np.sort(rng.choice(could, size=room, replace=False))
+    return np.concatenate([inside, could])
 
 
 def lns_improve(
@@ -78,12 +95,14 @@ def lns_improve(
 ) -> tuple[np.ndarray, int, int]:
     """Improve a feasible ``curve`` start array by window re-solves.
 
-    Returns ``(start, rounds_done, rounds_improved)``. Each round picks a
-    window of ``window`` slots (by default, drawn each round: a quarter or a
-    half of the horizon, never less than the longest job) at a random offset;
-    an instance of at most ``max_jobs`` jobs is first re-solved whole. When
-    one window holds the whole instance and its MILP is solved to
-    optimality, the schedule is optimal and the search stops.
+    Returns ``(start, rounds_done, rounds_improved)``. Each round frees the
+    jobs of a time window (:func:`window_jobs`) of ``window`` slots (by
+    default drawn each round: a quarter or a third of the horizon, never less
+    than the longest job) at a random offset. An instance of at most ``max_jobs`` jobs is first re-solved whole; when
+    that MILP is solved to optimality, the schedule is optimal and the
+    search stops. A window MILP gets ``sub_time_limit`` seconds, cut to the
+    time left less 0.2 s; HiGHS may overrun a limit by a little (it checks the
+    clock between phases).
     """
     try:
         import milp
@@ -95,7 +114,7 @@ def lns_improve(
     if inst.num_jobs == 0:
         return start, 0, 0
     pmax = int(inst.durations.max())
-    sizes = [window] if window else [max(T // 4, pmax), max(T // 2, pmax)]
+    sizes = [window] if window else [max(T // 4, pmax), max(T // 3, pmax)]
     rng = np.random.default_rng(seed)
     can_run = int((inst.releases + inst.durations <= inst.deadlines).sum())
     start = start.copy()
@@ -103,24 +122,26 @@ def lns_improve(
     done = improved = 0
     for k in range(rounds):
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
-        if left is not None and left <= 0.05:
+        if left is not None and left <= 0.25:  # keep room for the last solve's overhead
             break
         W = min(max(int(sizes[int(rng.integers(len(sizes)))]), 1), T)
         if k == 0 and inst.num_jobs <= max_jobs:
             W = T  # a small instance: first re-solve it whole
         a = int(rng.integers(0, T - W + 1))
-        sub, freed, warm = window_instance(inst, start, a, a + W, max_jobs, rng)
+        b = a + W
+        freed = window_jobs(inst, start, a, b, max_jobs, rng)
+        sub, warm = sub_instance(inst, start, a, b, freed)
         done += 1
         if sub.num_jobs == 0:
             continue
-        tl = sub_time_limit if left is None else min(sub_time_limit, left)
+        tl = sub_time_limit if left is None else min(sub_time_limit, left - 0.2)
         res = milp.solve(sub, time_limit=tl, warm_start=warm, threads=1, root_lp=False)
         before = float(values[freed][start[freed] >= 0].sum())
-        if res.value > before + 1e-9:
+        if res.value >= before - 1e-9:  # ties too: a new placement of equal value
             new = res.schedule.to_array(sub)
             start[freed] = np.where(new >= 0, new + a, -1)
-            improved += 1
-        if W == T and sub.num_jobs == can_run and res.status == "optimal":
+            improved += res.value > before + 1e-9
+        if a == 0 and b == T and sub.num_jobs == can_run and res.status == "optimal":
             break
     return start, done, improved
 
