@@ -37,8 +37,10 @@ import sys
 import time
 import tomllib
 import traceback
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
@@ -719,28 +721,64 @@ def run_bench(
 StoreFn = Callable[[Cell, dict[str, Any], "dict[str, Any] | None"], None]
 
 
+def _new_pool(workers: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
+
+
+def _run_alone(cell: Cell) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Run one cell in a pool of its own: if the worker dies, this cell killed it."""
+    with _new_pool(1) as one:
+        try:
+            return one.submit(run_cell, cell).result()
+        except BrokenProcessPool:
+            return error_row(cell, "worker failed: the worker process died while running "
+                                   "this cell (killed by the system, e.g. out of memory?)"), None
+
+
 def _run_pool(todo: Sequence[Cell], workers: int, store: StoreFn) -> None:
-    ex = ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_ignore_sigint)
+    workers = min(workers, len(todo))
+    ex = _new_pool(workers)
     pending: dict[Future[Any], Cell] = {}
-    try:
-        it = iter(todo)
+    queue = deque(todo)
+
+    def refill() -> None:
         # Keep a bounded number of cells in flight: instances travel with them.
-        for cell in it:
-            pending[ex.submit(run_cell, cell)] = cell
-            if len(pending) >= 2 * workers:
-                break
+        while queue and len(pending) < 2 * workers:
+            pending[ex.submit(run_cell, queue[0])] = queue[0]
+            queue.popleft()
+
+    try:
+        refill()
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            broken = False
             for fut in finished:
-                cell = pending.pop(fut)
+                cell = pending[fut]
                 try:
                     row, sched = fut.result()
-                except Exception as e:  # the worker process died (e.g. out of memory)
+                except BrokenProcessPool:  # a worker died: every cell in flight is lost
+                    broken = True
+                    continue
+                except Exception as e:
                     row, sched = _crashed_row(cell, e), None
+                del pending[fut]
                 store(cell, row, sched)
-                nxt = next(it, None)
-                if nxt is not None:
-                    pending[ex.submit(run_cell, nxt)] = nxt
+            try:
+                if not broken:
+                    refill()
+            except BrokenProcessPool:
+                broken = True
+            if broken:
+                # Which cell killed its worker is unknown: run each cell that was in
+                # flight alone, so that only the culprit gets an error row; go on in a
+                # new pool.
+                lost = list(pending.values())
+                pending.clear()
+                ex.shutdown(wait=True, cancel_futures=True)
+                for cell in lost:
+                    store(cell, *_run_alone(cell))
+                ex = _new_pool(workers)
+                refill()
     except BaseException:
         for fut in pending:
             fut.cancel()
