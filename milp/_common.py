@@ -33,6 +33,8 @@ class RawSolve:
         Branch-and-bound nodes (CP-SAT: branches).
     message
         Notes, or the error.
+    alternatives
+        Further incumbents (start arrays) to check, best first (portfolio).
     """
 
     status: Status
@@ -41,6 +43,7 @@ class RawSolve:
     lp_bound: float | None = None
     nodes: int | None = None
     message: str = ""
+    alternatives: tuple[np.ndarray, ...] = ()
 
 
 class Backend(Protocol):

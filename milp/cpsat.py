@@ -17,6 +17,7 @@ bound on the true value. The value itself is recomputed by the checker.
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
@@ -78,8 +79,12 @@ def solve_cpsat(
     warm_start: np.ndarray | None,
     progress: bool,
     seed: int = 0,
+    stop: threading.Event | None = None,
 ) -> RawSolve:
-    """Solve with OR-Tools CP-SAT (``threads`` search workers)."""
+    """Solve with OR-Tools CP-SAT (``threads`` search workers).
+
+    ``stop``, when set by another solver of a portfolio, ends the search.
+    """
     from ortools.sat.python import cp_model
     from ortools.util.python import sorted_interval_list
 
@@ -126,7 +131,19 @@ def solve_cpsat(
     solver.parameters.num_workers = int(threads)
     solver.parameters.relative_gap_limit = float(mip_gap)
     solver.parameters.random_seed = int(seed)
-    code = solver.solve(model)
+    done = threading.Event()
+    if stop is not None:
+        def watch() -> None:
+            while not done.wait(0.05):
+                if stop.is_set():
+                    solver.stop_search()
+                    return
+
+        threading.Thread(target=watch, daemon=True).start()
+    try:
+        code = solver.solve(model)
+    finally:
+        done.set()
     name = solver.status_name(code)
     start = None
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from typing import Any
 
@@ -110,6 +111,7 @@ def solve_highs(
     progress: bool,
     root_lp: bool = True,
     seed: int = 0,
+    stop: threading.Event | None = None,
     **options: Any,
 ) -> RawSolve:
     """Solve with highspy.
@@ -121,6 +123,8 @@ def solve_highs(
         and its time counts against ``time_limit``).
     seed
         HiGHS ``random_seed``.
+    stop
+        When set (by another solver of a portfolio), the search stops.
     **options
         Further HiGHS options by name (``presolve="off"``, ...).
     """
@@ -143,6 +147,12 @@ def solve_highs(
     bar = _Progress(remaining, "milp") if progress else None
     if bar is not None:
         h.cbMipInterrupt.subscribe(bar)
+    if stop is not None:
+        def interrupt(e: Any) -> None:
+            if stop.is_set():
+                e.data_in.user_interrupt = True
+
+        h.cbMipInterrupt.subscribe(interrupt)
     try:
         h.run()
     finally:

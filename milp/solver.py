@@ -50,10 +50,68 @@ def _cpsat(*args: Any, **kwargs: Any) -> RawSolve:
     return solve_cpsat(*args, **kwargs)
 
 
-BACKENDS: dict[str, Backend] = {"highs": _highs, "pulp": _pulp, "cpsat": _cpsat}
+def portfolio(
+    form: Any, *, time_limit: float, mip_gap: float, threads: int, warm_start: np.ndarray | None,
+    progress: bool, **params: Any,
+) -> RawSolve:
+    """HiGHS (one thread) and CP-SAT (``threads - 1`` workers) side by side.
+
+    Both start from the warm start and run in parallel threads (both solvers
+    release the GIL); the first to prove optimality stops the other. The
+    result keeps both incumbents (the checker picks the better one) and the
+    smaller of the two valid upper bounds.
+    """
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    stop = threading.Event()
+
+    def run(name: str, fn: Backend, **kw: Any) -> RawSolve:
+        try:
+            raw = fn(form, time_limit=time_limit, mip_gap=mip_gap, warm_start=warm_start,
+                     stop=stop, **kw)
+        except Exception as e:  # one failed solver leaves the other's answer
+            logger.exception("portfolio: %s failed", name)
+            raw = RawSolve(Status.ERROR, message=f"{name}: {type(e).__name__}: {e}")
+        if raw.status is Status.OPTIMAL:
+            stop.set()
+        return raw
+
+    with ThreadPoolExecutor(2) as pool:
+        fh = pool.submit(run, "HiGHS", _highs, threads=1, progress=progress, **params)
+        fc = pool.submit(run, "CP-SAT", _cpsat, threads=max(1, threads - 1), progress=False)
+        h, c = fh.result(), fc.result()
+    ok = [r for r in (h, c) if r.status is not Status.ERROR]
+    starts = sorted(
+        (r.start for r in ok if r.start is not None),
+        key=lambda a: -float(form.instance.job_values[a >= 0].sum()),
+    )
+    bounds = [r.dual_bound for r in ok if r.dual_bound is not None]
+    if any(r.status is Status.OPTIMAL for r in ok):
+        status = Status.OPTIMAL
+    elif ok:
+        status = Status.TIME_LIMIT
+    else:
+        status = Status.ERROR
+    return RawSolve(
+        status=status,
+        start=starts[0] if starts else None,
+        dual_bound=min(bounds) if bounds else None,
+        lp_bound=h.lp_bound if h.status is not Status.ERROR else None,
+        nodes=h.nodes,
+        message=f"portfolio: {h.message}; {c.message}",
+        alternatives=tuple(starts[1:]),
+    )
+
+
+BACKENDS: dict[str, Backend] = {
+    "highs": _highs, "pulp": _pulp, "cpsat": _cpsat, "portfolio": portfolio,
+}
 """Backend name -> solver function (imported lazily)."""
 
-METHOD_NAMES: dict[str, str] = {"highs": "milp", "pulp": "milp-pulp", "cpsat": "cpsat"}
+METHOD_NAMES: dict[str, str] = {
+    "highs": "milp", "pulp": "milp-pulp", "cpsat": "cpsat", "portfolio": "milp",
+}
 """Backend name -> ``Result.method``."""
 
 WARM_START_SHARE = 0.1
@@ -161,8 +219,9 @@ def solve(
         ``"auto"`` (the best fast heuristic), ``None``, a
         :class:`~instances.Schedule` or a :class:`~instances.Result`.
     backend
-        ``"highs"`` (method ``milp``), ``"pulp"`` (``milp-pulp``) or
-        ``"cpsat"`` (``cpsat``).
+        ``"highs"`` (method ``milp``), ``"pulp"`` (``milp-pulp``),
+        ``"cpsat"`` (``cpsat``), or ``"portfolio"`` (method ``milp``: HiGHS
+        and CP-SAT in parallel, for ``threads >= 2``; see :func:`portfolio`).
     progress
         Show a progress bar with incumbent and bound (HiGHS backend).
     max_columns
@@ -213,9 +272,11 @@ def solve(
                 form, time_limit=remaining, mip_gap=mip_gap, threads=threads, warm_start=ws,
                 progress=progress, **params,
             )
-        except (ValueError, ImportError) as e:
+        except (ValueError, TypeError, ImportError) as e:
             if isinstance(e, ValueError) and str(e).startswith("params:"):
                 raise
+            if isinstance(e, TypeError) and "unexpected keyword argument" in str(e):
+                raise ValueError(f"params: backend {backend!r}: {e}") from None
             raw = RawSolve(Status.ERROR, message=f"{type(e).__name__}: {e}")
         except Exception as e:  # a solver failure must not crash the caller
             logger.exception("backend %s failed", backend)
@@ -232,6 +293,7 @@ def _assemble(
     candidates: list[tuple[str, np.ndarray]] = []
     if raw.start is not None:
         candidates.append(("solver", raw.start))
+    candidates += [("solver", alt) for alt in raw.alternatives]
     if ws is not None:
         candidates.append((f"warm start ({source})", ws))
     candidates.append(("empty schedule", np.full(inst.num_jobs, -1, dtype=np.int64)))

@@ -99,6 +99,20 @@ def test_cpsat_exception_gives_status_error(monkeypatch) -> None:
     assert res.status == "error" and "injected CP-SAT failure" in res.message
 
 
+def test_portfolio_survives_one_failing_solver(monkeypatch) -> None:
+    from ortools.sat.python import cp_model
+
+    def boom(self, *args, **kwargs):
+        raise RuntimeError("injected CP-SAT failure")
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", boom)
+    inst = instances.generate("small", seed=0)
+    res = milp.solve(inst, backend="portfolio", threads=2, time_limit=10, mip_gap=0)
+    assert res.status == "optimal"
+    assert "injected CP-SAT failure" in res.message
+    assert res.value == pytest.approx(milp.solve(inst, mip_gap=0).value)
+
+
 def test_bound_below_a_feasible_value_is_flagged(monkeypatch) -> None:
     inst = contended()
     ws = heuristics.solve(inst, "list")
@@ -138,7 +152,7 @@ def test_model_over_max_columns_is_refused_before_building() -> None:
     [({"backend": "gurobi"}, "backend"), ({"time_limit": -1}, "time_limit"),
      ({"mip_gap": 1.5}, "mip_gap"), ({"threads": 0}, "threads"),
      ({"warm_start": "fifo"}, "warm_start"), ({"warm_start": 3}, "warm_start"),
-     ({"no_such_option": 1}, "params")],
+     ({"no_such_option": 1}, "params"), ({"backend": "cpsat", "root_lp": False}, "params")],
 )
 def test_bad_arguments_name_the_field(kwargs: dict, field: str) -> None:
     with pytest.raises(ValueError, match=field):

@@ -59,6 +59,16 @@ def test_backends_agree_on_the_optimum(family: str, seed: int) -> None:
     assert results["highs"].lp_bound >= results["highs"].value - 1e-6
 
 
+def test_portfolio_agrees_and_keeps_the_tighter_bound() -> None:
+    inst = instances.generate("hc-mixed", seed=1)
+    res = milp.solve(inst, backend="portfolio", threads=2, mip_gap=0, time_limit=30, warm_start=None)
+    check(inst, res)
+    assert res.method == "milp" and res.status == "optimal", res.message
+    alone = milp.solve(inst, mip_gap=0, time_limit=30, warm_start=None)
+    assert res.value == pytest.approx(alone.value)
+    assert "HiGHS" in res.message and "CP-SAT" in res.message
+
+
 def _heuristic_results(inst: Instance) -> dict[str, instances.Result]:
     out = {}
     for name, fn in heuristics.METHODS.items():
