@@ -57,7 +57,7 @@ def best(
     *,
     time_limit: float | None = 10.0,
     passes: int = 200,
-    iterations: int = 3000,
+    iterations: int = 1000,
     lns_rounds: int = 100,
     seed: int = 0,
 ) -> Result:
@@ -76,7 +76,7 @@ def best(
 
     Budget: the one-pass members always run (milliseconds to a few hundred
     on the largest families); sampling may use up to 20% of the rest of
-    ``time_limit``, local search up to 35% of what then remains, and the LNS
+    ``time_limit``, local search up to 25% of what then remains, and the LNS
     whatever is left (each window MILP at most 1 s, cut to the time left).
     With the defaults the whole method stays within 10 s, plus one decode
     and one check. Deterministic for a seed when the count budgets
@@ -90,7 +90,7 @@ def best(
     passes
         Sampling passes (default 200).
     iterations
-        Local-search moves (default 3000).
+        Local-search moves (default 1000).
     lns_rounds
         LNS windows (default 100; 0 switches the LNS off).
     seed
@@ -119,7 +119,7 @@ def best(
         best_start, best_val, best_name = start, val, f"sampling ({done} passes)"
     rest = left()
     _, start, moves = local_search_order(
-        inst, order, iterations=iterations, time_limit=None if rest is None else 0.35 * rest,
+        inst, order, iterations=iterations, time_limit=None if rest is None else 0.25 * rest,
         seed=seed,
     )
     val = float(values[start >= 0].sum())
