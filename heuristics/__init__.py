@@ -1,7 +1,21 @@
 """Fast scheduling policies, one registry: ``solve(inst, name, **params)``.
 
 Every method is a function ``(instance, **params) -> Result`` registered in
-:data:`METHODS`; every schedule it returns has passed :func:`instances.evaluate`.
+:data:`METHODS`; every schedule it returns has passed :func:`instances.evaluate`
+with the reservation the method used enforced.
+
+- ``fifo``, ``fifo-curve``: the baseline (PROBLEM.md section 3), peak / curve reservation;
+- ``easy-peak``, ``easy-curve``, ``conservative-peak``, ``conservative-curve``:
+  backfilling on the FIFO queue (:mod:`heuristics.backfill`);
+- ``list``, ``list-peak``: serial list scheduling with ``rule=`` one of :data:`RULES`;
+- ``parallel``: the parallel (time-stepping) scheme, ``rule=``;
+- ``sampling``: biased random sampling of lists (``passes``, ``time_limit``, ``seed``);
+- ``local-search``: insert and swap moves on the list (``iterations``, ``time_limit``, ``seed``);
+- ``lns``: time windows re-solved exactly by :func:`milp.solve` (``rounds``, ``time_limit``, ...);
+- ``best``: all of the above in one budget (``time_limit=10`` s by default).
+
+The search methods are deterministic for a given ``seed`` while their count
+budgets, not the clock, end them.
 """
 
 from __future__ import annotations
