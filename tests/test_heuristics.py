@@ -8,6 +8,7 @@ from reference import easy_starts_ref, list_starts_ref, parallel_starts_ref
 
 import gpusched
 import heuristics
+import instances
 from heuristics.backfill import easy_starts
 from heuristics.best import CONSTRUCTIVE_MEMBERS
 from heuristics.rules import RULES, order_by
@@ -180,3 +181,13 @@ def test_results_are_checked_and_labelled() -> None:
         assert res.upper_bound is None
         assert res.value == evaluate(BACKFILL, res.schedule).value
         evaluate(BACKFILL, res.schedule, res.reservation, enforce_reservation=True)
+
+
+def test_best_keeps_to_its_time_budget() -> None:
+    # Unbounded, these count budgets take far longer than 1 s on a medium
+    # instance (200 passes, 1000 moves, 100 MILP windows); the clock must end them.
+    inst = instances.generate("medium", seed=0)
+    res = heuristics.solve(inst, "best", time_limit=1.0)
+    assert res.runtime_s < 5.0
+    assert res.value >= heuristics.solve(inst, "list").value
+    assert res.value >= heuristics.solve(inst, "fifo").value
