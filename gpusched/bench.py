@@ -34,6 +34,7 @@ import platform
 import re
 import signal
 import sys
+import threading
 import time
 import tomllib
 import traceback
@@ -615,6 +616,23 @@ class BenchSummary:
 
 def _ignore_sigint() -> None:  # pragma: no cover - runs in worker processes
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _exit_with_parent()
+
+
+def _exit_with_parent(poll_s: float = 0.5) -> None:  # pragma: no cover - in worker processes
+    """End this worker when its parent dies.
+
+    A parent killed with SIGKILL leaves its pool workers blocked on their task
+    queue forever, each holding its memory; a watcher thread ends them.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
 
 
 def run_bench(
