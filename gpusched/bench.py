@@ -236,10 +236,15 @@ def make_config(
 
 
 def _with_threads(spec: MethodSpec) -> MethodSpec:
-    """Exact methods run single-threaded unless the parameters say otherwise."""
-    if spec.method in EXACT_METHODS and "threads" not in spec.params:
-        return MethodSpec(spec.label, spec.method, {**spec.params, "threads": 1}, spec.time_limit)
-    return spec
+    """Normalize a spec: a ``time_limit`` parameter becomes the spec's time limit, and
+    exact methods run single-threaded unless the parameters say otherwise."""
+    params = dict(spec.params)
+    tl = params.pop("time_limit", spec.time_limit)
+    if tl is not None and (isinstance(tl, bool) or not isinstance(tl, (int, float)) or not tl >= 0):
+        raise ValueError(f"{spec.label}.time_limit: must be a number >= 0, got {tl!r}")
+    if spec.method in EXACT_METHODS and "threads" not in params:
+        params["threads"] = 1
+    return MethodSpec(spec.label, spec.method, params, None if tl is None else float(tl))
 
 
 def load_config(path: str | os.PathLike[str]) -> BenchConfig:

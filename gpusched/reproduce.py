@@ -14,13 +14,22 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from instances.families import SEED_SCENARIOS
 
-from .bench import BenchSummary, MethodSpec, load_rows, make_cells, make_config, run_bench
+from .bench import (
+    BenchConfig,
+    BenchSummary,
+    MethodSpec,
+    load_rows,
+    make_cells,
+    make_config,
+    run_bench,
+)
 from .report import write_report
 from .solvers import EXACT_METHODS, method_names
 from .tables import ABLATION_GRID, TableView, seed_view
@@ -50,13 +59,14 @@ DEFAULT_TIME_LIMIT = 20.0
 
 def seed_config(
     seeds: Any = DEFAULT_SEEDS, time_limit: float = DEFAULT_TIME_LIMIT, *,
-    ablation: bool = True,
-) -> Any:
+    ablation: bool = True, params: Mapping[str, Mapping[str, Any]] | None = None,
+) -> BenchConfig:
     """The sweep of the seed reproduction.
 
     Methods of :data:`SEED_METHODS` that are not registered are left out with a
     warning; with ``ablation``, the registered heuristics of
-    :data:`gpusched.tables.ABLATION_GRID` are added.
+    :data:`gpusched.tables.ABLATION_GRID` are added. ``params`` holds
+    per-method parameters (``{"best": {"time_limit": 2}}``).
     """
     known = method_names()
     wanted = list(SEED_METHODS)
@@ -68,7 +78,8 @@ def seed_config(
         if m not in known:
             logger.warning("method %r is not registered; the reproduction runs without it", m)
             continue
-        specs.append(MethodSpec(m, m, {}, time_limit if m in EXACT_METHODS else None))
+        specs.append(MethodSpec(m, m, dict((params or {}).get(m, {})),
+                                time_limit if m in EXACT_METHODS else None))
     return make_config(SEED_FAMILIES, seeds, specs)
 
 
@@ -85,6 +96,7 @@ def reproduce_seed(
     out: str | os.PathLike[str], *, seeds: Any = DEFAULT_SEEDS,
     time_limit: float = DEFAULT_TIME_LIMIT, workers: int | None = None,
     scheduler: str | None = None, progress: bool = True, ablation: bool = True,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ReproduceReport:
     """Run (or resume) the seed reproduction in ``out`` and write its tables and plots.
 
@@ -99,13 +111,15 @@ def reproduce_seed(
         Seconds per MILP solve.
     workers, scheduler, progress
         As in :func:`gpusched.bench.run_bench`.
+    ablation, params
+        As in :func:`seed_config`.
 
     Returns
     -------
     ReproduceReport
         The run's summary, the seed table and the files written.
     """
-    config = seed_config(seeds, time_limit, ablation=ablation)
+    config = seed_config(seeds, time_limit, ablation=ablation, params=params)
     cells = make_cells(config)
     summary = run_bench(cells, out, workers=workers, scheduler=scheduler, progress=progress)
     keys = {c.key for c in cells}

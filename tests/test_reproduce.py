@@ -18,6 +18,8 @@ def test_seed_config_has_the_seed_methods():
     assert list(specs) == ["fifo", "fifo-curve", "best", "milp"]
     assert specs["milp"].time_limit == 3.0 and specs["milp"].params["threads"] == 1
     assert specs["fifo"].time_limit is None and specs["best"].time_limit is None
+    tuned = reproduce.seed_config(1, 3.0, ablation=False, params={"best": {"time_limit": 2}})
+    assert {s.label: s for s in tuned.methods}["best"].time_limit == 2.0
     full = reproduce.seed_config(2, 3.0)
     assert {"fifo", "fifo-curve", "best", "milp"} <= {s.label for s in full.methods}
 
@@ -25,7 +27,7 @@ def test_seed_config_has_the_seed_methods():
 def test_reproduce_seed_cli(tmp_path, capsys):
     out = tmp_path / "seed"
     argv = ["reproduce", "seed", "-o", str(out), "--seeds", "1", "--time-limit", "1",
-            "--no-ablation", "--workers", "2", "--no-progress"]
+            "--no-ablation", "--workers", "2", "--no-progress", "-p", "best.time_limit=1"]
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert "Seed reproduction" in text and "53.6 → 87.0" in text and "52-85 → 72-88" in text
@@ -53,5 +55,7 @@ def test_reproduce_seed_cli(tmp_path, capsys):
     assert not d["ub_conflict"].any()
     assert (d["value"] <= d["best_ub"] + 1e-6).all()
 
-    assert main(argv) == 0  # resume: nothing left to run
-    assert "0 cells run (0 errors), 24 already done" in capsys.readouterr().out
+    # resume: the same sweep has nothing left to run
+    cfg = reproduce.seed_config(1, 1.0, ablation=False, params={"best": {"time_limit": 1}})
+    again = bench.run_bench(cfg, out, workers=1, progress=False)
+    assert (again.ran, again.skipped) == (0, 24)

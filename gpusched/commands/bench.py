@@ -61,6 +61,8 @@ def register(sub: Any) -> None:
     p.add_argument("--time-limit", type=float, default=None, help="seconds per MILP (default 20)")
     p.add_argument("--no-ablation", action="store_true",
                    help="skip the extra heuristics of the ablation table")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="METHOD.KEY=VALUE",
+                   help="method parameter, e.g. -p best.time_limit=2 (repeatable)")
     _run_args(p, output=False)
     p.set_defaults(func=cmd_reproduce)
 
@@ -206,7 +208,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if not tl >= 0:
         raise ValueError(f"--time-limit: must be >= 0, got {tl}")
     config = seed_config(DEFAULT_SEEDS if args.seeds is None else args.seeds, tl,
-                         ablation=not args.no_ablation)
+                         ablation=not args.no_ablation, params=_dotted(args.param, "--param"))
     cells = make_cells(config)
     try:
         s = _run(args, cells, _argv())
