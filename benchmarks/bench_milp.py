@@ -12,7 +12,8 @@ Parts (``--parts``, comma separated; default ``build,small,medium``):
 ``medium``
     Gap ``(UB - V) / UB`` after ``--time-limit`` seconds on ``medium`` seeds,
     HiGHS (method ``milp``) and CP-SAT (``cpsat``) side by side, both warm
-    started by the ``best`` heuristic, with the heuristic's own value.
+    started by the ``best`` heuristic, with the heuristic's own value;
+    ``--portfolio`` adds both in parallel on two threads.
 ``reference``
     The three configurations measured before the MILP issue: 60 jobs x 168
     slots x 8 GPUs and 200 x 168 x 64 after ``--time-limit`` s, 80 x 168 x 16
@@ -122,11 +123,15 @@ def _side_by_side(tag: str, inst: instances.Instance, limit: float, args: argpar
                   gaps: dict[str, list[float]]) -> None:
     best = heuristics.solve(inst, "best", time_limit=min(10.0, 0.1 * limit))
     print(f"[{tag}] {inst.summary()}; best heuristic {best.value:.2f} in {best.runtime_s:.1f} s")
-    for backend in ("highs", "cpsat"):
+    backends = [("highs", args.threads), ("cpsat", args.threads)]
+    if args.portfolio:
+        backends.append(("portfolio", max(2, args.threads)))
+    for backend, threads in backends:
         res = milp.solve(inst, backend=backend, time_limit=limit, warm_start=best,
-                         threads=args.threads)
+                         threads=threads)
         gaps.setdefault(backend, []).append(res.gap if res.gap is not None else float("nan"))
-        print(_row(f"[{tag}] seed {inst.meta.get('seed', '?')}", res,
+        label = f"[{tag}] seed {inst.meta.get('seed', '?')}" + (" portfolio" if backend == "portfolio" else "")
+        print(_row(label, res,
                    f"(+{100 * (res.value - best.value) / max(best.value, 1e-9):.2f}% over best)"))
 
 
@@ -187,6 +192,8 @@ def main() -> None:
     ap.add_argument("--strength-limit", type=float, default=20.0)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--portfolio", action="store_true",
+                    help="also run backend='portfolio' (HiGHS and CP-SAT in parallel, 2 threads)")
     args = ap.parse_args()
     for name in args.parts.split(","):
         if name not in PARTS:
