@@ -335,7 +335,9 @@ def summary_view(df: pd.DataFrame, baseline: str = "fifo",
     """
     d = prepare(df, baseline)
     records = []
-    fams = list(dict.fromkeys(d["family"]))
+    known = list(instances.FAMILIES)  # the registry's order: seed family first
+    fams = sorted(dict.fromkeys(d["family"]),
+                  key=lambda f: (known.index(f) if f in known else len(known), str(f)))
     order = _order(methods or [baseline], d)
     if only:
         order = [m for m in order if m in set(only)]
