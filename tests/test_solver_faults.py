@@ -183,3 +183,52 @@ def test_cli_solver_exception_exits_1_with_the_message(tmp_path, capsys, monkeyp
     assert code == 1
     assert out["status"] == "error" and "injected: out of memory" in out["message"]
     assert out["upper_bound"] is None or out["upper_bound"] >= out["value"]
+
+
+# ------------------------------------------------------------------ resource bounds
+OVERSIZE = {"num_jobs": 10_000, "num_gpus": 1024, "horizon": 1000}
+"""The largest family's size over a longer horizon: a model of millions of columns."""
+
+MEASURE_CHILD = """
+import json, resource, sys, time
+import instances, milp
+inst = instances.generate("large", seed=0, **json.loads(sys.argv[1]))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+try:
+    milp.solve(inst, time_limit=60)
+    outcome = "solved"
+except ValueError as e:
+    outcome = str(e)
+print(json.dumps({"outcome": outcome, "seconds": time.perf_counter() - t0, "before_kib": before,
+                  "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def test_model_over_the_size_limit_is_refused_before_it_takes_memory():
+    """Refused in well under a second, the process's peak memory barely above the instance's."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", MEASURE_CHILD, json.dumps(OVERSIZE)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["outcome"].startswith("max_columns:"), got
+    assert got["seconds"] < 5
+    assert got["peak_kib"] - got["before_kib"] < 100 * 1024  # under 100 MiB more
+
+
+def test_model_over_the_size_limit_in_a_sweep_and_on_the_command_line(tmp_path, capsys):
+    config = bench.make_config("large", [0], "fifo,milp", time_limit=60,
+                               family_params={"large": OVERSIZE})
+    s = bench.run_bench(bench.make_cells(config), tmp_path / "out", workers=1, progress=False)
+    df = bench.load_rows(tmp_path / "out")
+    assert (s.ran, s.errors) == (2, 1)
+    bad = df[df["method"] == "milp"].iloc[0]
+    assert bad["status"] == "error" and "max_columns" in bad["message"]
+    assert df[df["method"] == "fifo"].iloc[0]["status"] == "feasible"
+    inst_file = tmp_path / "out" / bad["instance_file"]
+    assert main(["solve", str(inst_file), "--method", "milp"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "max_columns" in err and "Traceback" not in err
