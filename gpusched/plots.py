@@ -9,6 +9,7 @@ gaps and values from the benchmark rows (:func:`gpusched.tables.prepare`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -130,8 +131,10 @@ def plot_gantt(
     hatched.
     """
     if ax is None:
-        _, ax = plt.subplots(figsize=(max(6.0, 0.25 * inst.horizon + 2), 0.35 * inst.num_gpus + 1.6))
+        _, ax = plt.subplots(figsize=(min(14.0, max(6.0, 0.25 * inst.horizon + 2)),
+                                      min(10.0, max(2.5, 0.35 * inst.num_gpus + 1.6))))
     G, T = inst.num_gpus, inst.horizon
+    edge = 0.6 if G <= 64 else 0.15
     gpus = assign_gpus(inst, schedule)
     grid = _occupancy(inst, schedule, gpus)
     inference = np.asarray(inst.total_demand, dtype=np.int64)
@@ -151,14 +154,15 @@ def plot_gantt(
         color = KIND_COLORS.get(job.kind, "#999999")
         for g0, n in _runs(gpus[name]):
             ax.add_patch(Rectangle((s, g0 + 0.06), job.duration, n - 0.12, facecolor=color,
-                                   edgecolor="black", linewidth=0.6))
-            if labels and job.duration >= 2:
+                                   edgecolor="black", linewidth=edge))
+            if labels and job.duration >= max(2, T / 25) and n >= G / 30:
                 ax.text(s + job.duration / 2, g0 + n / 2, name, ha="center", va="center",
                         fontsize=6, color="white", clip_on=True)
     ax.set_xlim(0, T)
     ax.set_ylim(0, G)
-    ax.set_yticks(np.arange(G) + 0.5)
-    ax.set_yticklabels([str(g) for g in range(G)], fontsize=7)
+    step = max(1, math.ceil(G / 16))
+    ax.set_yticks(np.arange(0, G, step) + 0.5)
+    ax.set_yticklabels([str(g) for g in range(0, G, step)], fontsize=7)
     ax.set_ylabel("GPU")
     ax.set_xlabel(f"slot ({inst.slot_hours:g} h)")
     ax.set_title(title or f"{inst.name}: {len(schedule.starts)}/{inst.num_jobs} jobs run")
