@@ -98,7 +98,10 @@ def lns_improve(
     Returns ``(start, rounds_done, rounds_improved)``. Each round frees the
     jobs of a time window (:func:`window_jobs`) of ``window`` slots (by
     default drawn each round: a quarter or a third of the horizon, never less
-    than the longest job) at a random offset. An instance of at most ``max_jobs`` jobs is first re-solved whole; when
+    than the longest job) at a random offset, freeing at most ``max_jobs``
+    jobs; that cap shrinks by a quarter (not below 8) after each window whose
+    MILP is not solved to optimality in time, and grows back by one after each
+    that is. An instance of at most ``max_jobs`` jobs is first re-solved whole; when
     that MILP is solved to optimality, the schedule is optimal and the
     search stops. A window MILP gets ``sub_time_limit`` seconds, cut to the
     time left less 0.2 s; HiGHS may overrun a limit by a little (it checks the
@@ -120,16 +123,17 @@ def lns_improve(
     start = start.copy()
     values = inst.job_values
     done = improved = 0
+    size = max_jobs  # freed jobs per window: shrinks after a window MILP is not solved
     for k in range(rounds):
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
         if left is not None and left <= 0.25:  # keep room for the last solve's overhead
             break
         W = min(max(int(sizes[int(rng.integers(len(sizes)))]), 1), T)
-        if k == 0 and inst.num_jobs <= max_jobs:
+        if k == 0 and inst.num_jobs <= size:
             W = T  # a small instance: first re-solve it whole
         a = int(rng.integers(0, T - W + 1))
         b = a + W
-        freed = window_jobs(inst, start, a, b, max_jobs, rng)
+        freed = window_jobs(inst, start, a, b, size, rng)
         sub, warm = sub_instance(inst, start, a, b, freed)
         done += 1
         if sub.num_jobs == 0:
@@ -141,6 +145,10 @@ def lns_improve(
             new = res.schedule.to_array(sub)
             start[freed] = np.where(new >= 0, new + a, -1)
             improved += res.value > before + 1e-9
+        if res.status != "optimal":
+            size = max(8, (3 * size) // 4)
+        elif size < max_jobs:
+            size += 1
         if a == 0 and b == T and sub.num_jobs == can_run and res.status == "optimal":
             break
     return start, done, improved
