@@ -139,7 +139,14 @@ def lns_improve(
         if sub.num_jobs == 0:
             continue
         tl = sub_time_limit if left is None else min(sub_time_limit, left - 0.2)
-        res = milp.solve(sub, time_limit=tl, warm_start=warm, threads=1, root_lp=False)
+        try:
+            res = milp.solve(sub, time_limit=tl, warm_start=warm, threads=1, root_lp=False)
+        except (ValueError, RuntimeError) as e:  # e.g. a model over the column cap
+            logger.info("lns: window [%d, %d) skipped: %s", a, b, e)
+            continue
+        if res.status in ("error", "infeasible"):
+            logger.info("lns: window [%d, %d) skipped: %s", a, b, res.message)
+            continue
         before = float(values[freed][start[freed] >= 0].sum())
         if res.value >= before - 1e-9:  # ties too: a new placement of equal value
             new = res.schedule.to_array(sub)
