@@ -144,7 +144,7 @@ def _summary(tag: str, gaps: dict[str, list[float]]) -> None:
 
 def part_medium(args: argparse.Namespace) -> None:
     gaps: dict[str, list[float]] = {}
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         _side_by_side("medium", instances.generate("medium", seed=seed), args.time_limit, args, gaps)
     _summary("medium", gaps)
 
@@ -187,6 +187,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--parts", default="build,small,medium")
     ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--first-seed", type=int, default=0, help="first seed of the medium part")
     ap.add_argument("--ref-seeds", type=int, default=2)
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--strength-limit", type=float, default=20.0)
