@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import sys
 import threading
 import time
 from typing import Any
@@ -15,7 +17,7 @@ from instances import Status
 from ._common import RawSolve
 from .formulation import Formulation
 
-__all__ = ["STATUS", "solve_highs"]
+__all__ = ["STATUS", "lp_relaxation", "silence_banner", "solve_highs"]
 
 logger = logging.getLogger(__name__)
 
@@ -31,11 +33,39 @@ STATUS: dict[str, Status] = {
 """HiGHS model status name -> our status (anything else is an error)."""
 
 _threads_in_use: list[int] = []
+_banner_lock = threading.Lock()
+_banner_done: list[bool] = []
+
+
+def silence_banner() -> None:
+    """Create the process's first ``Highs`` with the C-level stdout closed.
+
+    HiGHS prints its two-line banner to stdout when the first instance of a
+    process is created, before any option can turn output off; that would
+    break the command line's one-line ``--json`` output. Later instances
+    print nothing.
+    """
+    with _banner_lock:
+        if _banner_done:
+            return
+        import highspy
+
+        sys.stdout.flush()
+        saved = os.dup(1)
+        try:
+            with open(os.devnull, "w") as null:
+                os.dup2(null.fileno(), 1)
+                highspy.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        _banner_done.append(True)
 
 
 def _new_highs(threads: int) -> Any:
     import highspy
 
+    silence_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     # HiGHS's thread pool is process-wide and fixed at its first use: reset

@@ -19,7 +19,7 @@ from instances import Status
 
 from ._common import RawSolve
 from .formulation import Formulation
-from .highs import STATUS, lp_relaxation
+from .highs import STATUS, lp_relaxation, silence_banner
 
 __all__ = ["solve_pulp"]
 
@@ -50,6 +50,7 @@ def solve_pulp(
 
     if solver not in ("auto", "highs", "cbc"):
         raise ValueError(f"params: solver must be 'auto', 'highs' or 'cbc', got {solver!r}")
+    silence_banner()
     lp_bound = lp_relaxation(form, time_limit, threads) if root_lp else None
     prob, xs = form.pulp_model()
     use_highs = solver == "highs" or (solver == "auto" and pulp.HiGHS().available())

@@ -174,3 +174,17 @@ def test_thread_count_can_change_between_solves() -> None:
     b = milp.solve(inst, threads=1, time_limit=10)
     assert a.status == b.status == "optimal", (a.message, b.message)
     assert a.value == pytest.approx(b.value)
+
+
+@pytest.mark.parametrize("backend", ["highs", "pulp"])
+def test_solving_prints_nothing_on_stdout(backend: str) -> None:
+    """HiGHS's start-up banner would break the command line's one-line JSON."""
+    import subprocess
+    import sys
+
+    code = (
+        "import instances, milp; "
+        f"milp.solve(instances.generate('small', seed=0), backend={backend!r}, time_limit=5)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout == ""
