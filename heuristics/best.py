@@ -34,7 +34,7 @@ CONSTRUCTIVE_MEMBERS: tuple[tuple[str, dict[str, Any]], ...] = (
     *(("parallel", {"rule": r}) for r in RULES),
 )
 """The one-pass methods ``best`` runs first, as ``(method, params)``; then it
-runs ``sampling`` and ``local-search`` (see :func:`best`)."""
+runs sampling, local search and the LNS (see :func:`best`)."""
 
 
 def _constructive(inst: Instance, method: str, params: dict[str, Any]) -> np.ndarray:
