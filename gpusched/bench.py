@@ -53,6 +53,7 @@ import pandas as pd
 import instances
 from instances import Instance
 from instances.io import atomic_write_text
+from instances.model import check_size_params
 
 from .solvers import EXACT_METHODS, method_names, solve
 
@@ -133,6 +134,10 @@ class BenchConfig:
     instance_files: tuple[str, ...] = ()
 
 
+MAX_SEEDS = 100_000
+"""Most seeds a sweep accepts (checked before any list of them is built)."""
+
+
 def parse_seeds(spec: Any) -> tuple[int, ...]:
     """Seeds from ``5`` (0..4), ``"0-4"``, ``"1,3,7"`` or a list of integers.
 
@@ -144,8 +149,8 @@ def parse_seeds(spec: Any) -> tuple[int, ...]:
     if isinstance(spec, bool):
         raise ValueError(f"seeds: expected N, A-B, a comma list or a list, got {spec!r}")
     if isinstance(spec, int):
-        if spec < 1:
-            raise ValueError(f"seeds: a count must be >= 1, got {spec}")
+        if not 1 <= spec <= MAX_SEEDS:
+            raise ValueError(f"seeds: a count must be in [1, {MAX_SEEDS}], got {spec}")
         return tuple(range(spec))
     if isinstance(spec, (list, tuple)):
         out = []
@@ -155,6 +160,8 @@ def parse_seeds(spec: Any) -> tuple[int, ...]:
             out.append(s)
         if not out:
             raise ValueError("seeds: the list is empty")
+        if len(out) > MAX_SEEDS:
+            raise ValueError(f"seeds: at most {MAX_SEEDS} seeds, got {len(out)}")
         return tuple(dict.fromkeys(out))
     if isinstance(spec, str):
         text = spec.strip()
@@ -165,6 +172,8 @@ def parse_seeds(spec: Any) -> tuple[int, ...]:
             a, b = int(m.group(1)), int(m.group(2))
             if b < a:
                 raise ValueError(f"seeds: empty range {text!r}")
+            if b - a + 1 > MAX_SEEDS:
+                raise ValueError(f"seeds: at most {MAX_SEEDS} seeds, got the range {text!r}")
             return tuple(range(a, b + 1))
         if re.fullmatch(r"\d+(\s*,\s*\d+)+", text):
             return parse_seeds([int(x) for x in text.split(",")])
@@ -279,10 +288,21 @@ def load_config(path: str | os.PathLike[str]) -> BenchConfig:
             data = tomllib.load(f)
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{path}: malformed TOML: {e}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a UTF-8 text file") from None
     try:
         return _config_from_dict(data)
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
+
+
+def _check_tables(value: Any, key: str) -> None:
+    """``[key.<name>]`` sections: a table of tables."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{key}: must be a table of [{key}.<name>] tables, got {value!r}")
+    for name, v in value.items():
+        if not isinstance(v, dict):
+            raise ValueError(f"{key}.{name}: must be a table, got {v!r}")
 
 
 def _config_from_dict(data: Mapping[str, Any]) -> BenchConfig:
@@ -295,6 +315,17 @@ def _config_from_dict(data: Mapping[str, Any]) -> BenchConfig:
     if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
                                    or time_limit < 0):
         raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
+    for key in ("params", "variants", "family_params"):
+        _check_tables(data.get(key, {}), key)
+    for fam, fp in data.get("family_params", {}).items():
+        try:
+            check_size_params(fp)  # before a horizon of 10^9 is drawn
+        except ValueError as e:
+            raise ValueError(f"family_params.{fam}.{e}") from None
+    for key in ("families", "methods", "instances"):
+        v = data.get(key, [])
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise ValueError(f"{key}: must be a list of strings, got {v!r}")
     params = data.get("params", {})
     specs: list[MethodSpec] = []
     for name in data.get("methods", []):

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .model import JOB_KINDS, Instance, Job, Service
+from .model import JOB_KINDS, Instance, Job, Service, check_size_params
 
 __all__ = [
     "FAMILIES",
@@ -453,6 +453,7 @@ def generate(family: str, seed: int = 0, **params: Any) -> Instance:
             f"{sorted(unknown)[0]}: not a parameter of family {family!r}; "
             f"accepted: {sorted(accepted)}"
         )
+    check_size_params(params)
     rng = np.random.default_rng([int(seed), _family_key(family)])
     inst = fn(rng, **params)
     name = f"{family}-s{int(seed)}" + "".join(f"-{k}{v}" for k, v in sorted(params.items()))

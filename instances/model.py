@@ -21,10 +21,12 @@ __all__ = [
     "MAX_GPUS",
     "MAX_HORIZON",
     "MAX_JOBS",
+    "SIZE_PARAMS",
     "Instance",
     "Job",
     "Reservation",
     "Service",
+    "check_size_params",
 ]
 
 JOB_KINDS: tuple[str, ...] = ("training", "batch_inference", "quantization", "other")
@@ -40,6 +42,32 @@ MAX_GPUS = 1_000_000
 """Largest pool accepted."""
 
 Reservation = Literal["peak", "curve"]
+
+SIZE_PARAMS: dict[str, tuple[int, int]] = {
+    "num_jobs": (0, MAX_JOBS),
+    "num_gpus": (1, MAX_GPUS),
+    "horizon": (1, MAX_HORIZON),
+}
+"""Generator parameters that set an instance's size, with their accepted range."""
+
+
+def check_size_params(params: Mapping[str, Any]) -> None:
+    """Refuse a size parameter out of range before anything is drawn or built.
+
+    A horizon of 10^9 or 10^7 jobs would otherwise take minutes and gigabytes
+    before :class:`Instance` refused it.
+
+    Raises
+    ------
+    ValueError
+        ``num_jobs: must be an integer in [0, 1000000], got 10000000``.
+    """
+    for key, (lo, hi) in SIZE_PARAMS.items():
+        v = params.get(key)
+        if v is None:
+            continue
+        if not _is_int(v) or not lo <= v <= hi:
+            raise ValueError(f"{key}: must be an integer in [{lo}, {hi}], got {v!r}")
 
 
 def _is_int(x: Any) -> bool:

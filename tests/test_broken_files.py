@@ -1,5 +1,9 @@
 """The corpus of broken files: every one is refused, by the library and by the CLI.
 
+Instances, schedules and bench sweep files (TOML), one file per validation
+rule plus wrong types, NaN and infinity, huge numbers, truncated and binary
+files.
+
 ``tests/data/broken/expected.json`` maps each broken file to the fragments its
 error message must contain (the field at fault). The library raises
 ``ValueError`` whose message starts with the file and names the field; the
@@ -18,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import instances
+from gpusched import bench
 from gpusched.cli import main
 from instances.model import MAX_HORIZON, MAX_JOBS
 
@@ -28,6 +33,7 @@ BASE_SCHEDULE = BROKEN / "base" / "schedule.json"
 
 INSTANCE_FILES = sorted(k for k in EXPECTED if k.startswith("instance/"))
 SCHEDULE_FILES = sorted(k for k in EXPECTED if k.startswith("schedule/"))
+BENCH_FILES = sorted(k for k in EXPECTED if k.startswith("bench/"))
 
 
 def _assert_names(message: str, path: Path, fragments: list[str]) -> None:
@@ -47,7 +53,8 @@ def _assert_one_line_exit_2(code: int, err: str, path: Path, fragments: list[str
 
 def test_every_corpus_file_has_an_expectation():
     on_disk = {
-        str(p.relative_to(BROKEN)) for sub in ("instance", "schedule") for p in (BROKEN / sub).iterdir()
+        str(p.relative_to(BROKEN)) for sub in ("instance", "schedule", "bench")
+        for p in (BROKEN / sub).iterdir()
     }
     assert on_disk == set(EXPECTED)
     assert all(EXPECTED.values()), "every file must name at least one expected fragment"
@@ -97,6 +104,39 @@ def test_broken_schedule_cli(name, capsys):
     out, err = capsys.readouterr()
     assert out == ""
     _assert_one_line_exit_2(code, err, path, EXPECTED[name])
+
+
+@pytest.mark.parametrize("name", BENCH_FILES)
+def test_broken_bench_config_library(name):
+    """Refused by the loader (naming the file) or, for a family parameter, when the
+    instances are drawn; in either case fast, before any cell runs."""
+    path = BROKEN / name
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError) as err:
+        config = bench.load_config(path)
+        bench.make_cells(config)
+    assert time.perf_counter() - t0 < 2
+    for frag in EXPECTED[name]:
+        assert frag in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("name", BENCH_FILES)
+def test_broken_bench_config_cli(name, capsys, tmp_path):
+    path = BROKEN / name
+    out = tmp_path / "out"
+    t0 = time.perf_counter()
+    code = main(["bench", "--config", str(path), "-o", str(out), "--no-progress"])
+    assert time.perf_counter() - t0 < 2
+    _assert_one_line_exit_2(code, capsys.readouterr().err, path, EXPECTED[name])
+    assert not (out / "cells").exists()  # nothing ran
+
+
+def test_bench_config_naming_a_broken_instance_file(tmp_path, capsys):
+    config = tmp_path / "sweep.toml"
+    bad = BROKEN / "instance" / "gpus-string.json"
+    config.write_text(f'methods = ["fifo"]\ninstances = [{json.dumps(str(bad))}]\n')
+    code = main(["bench", "--config", str(config), "-o", str(tmp_path / "out"), "--no-progress"])
+    _assert_one_line_exit_2(code, capsys.readouterr().err, config, [str(bad), "jobs[0].gpus"])
 
 
 @pytest.mark.parametrize(

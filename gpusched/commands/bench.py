@@ -133,7 +133,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
                              time_limit=args.time_limit, params=_dotted(args.param, "--param"),
                              family_params=_dotted(args.family_param, "--family-param"),
                              instance_files=files)
-    cells = make_cells(config)
+    try:
+        cells = make_cells(config)
+    except ValueError as e:  # a family parameter or an instance file of the sweep file
+        if args.config:
+            raise ValueError(f"{args.config}: {e}") from None
+        raise
     try:
         s = _run(args, cells, _argv())
     except _Interrupted:

@@ -11,7 +11,6 @@ from typing import Any
 
 import instances
 from instances import InfeasibleScheduleError
-from instances.model import MAX_GPUS, MAX_HORIZON, MAX_JOBS
 
 from ..solvers import method_names, solve
 
@@ -77,24 +76,6 @@ def parse_params(items: list[str], where: str = "--param") -> dict[str, Any]:
     return out
 
 
-# Sizes a family parameter may ask for, checked before anything is drawn: a
-# horizon of 10^9 or 10^7 jobs would otherwise exhaust memory.
-_SIZE_PARAMS: dict[str, tuple[int, int]] = {
-    "num_jobs": (0, MAX_JOBS),
-    "num_gpus": (1, MAX_GPUS),
-    "horizon": (1, MAX_HORIZON),
-}
-
-
-def _check_size_params(params: dict[str, Any]) -> None:
-    for key, (lo, hi) in _SIZE_PARAMS.items():
-        v = params.get(key)
-        if v is None:
-            continue
-        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-            raise ValueError(f"--param {key}: must be an integer in [{lo}, {hi}], got {v!r}")
-
-
 def _user_params_error(e: TypeError, params: dict[str, Any]) -> ValueError:
     """A parameter of the wrong type that a method or family tripped over."""
     logger.debug("parameter error", exc_info=e)
@@ -104,7 +85,6 @@ def _user_params_error(e: TypeError, params: dict[str, Any]) -> ValueError:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     params = parse_params(args.param)
-    _check_size_params(params)
     try:
         inst = instances.generate(args.family, seed=args.seed, **params)
     except TypeError as e:
