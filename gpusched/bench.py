@@ -568,7 +568,10 @@ def load_rows(path: str | os.PathLike[str]) -> pd.DataFrame:
     """
     p = Path(path)
     if p.is_file():
-        return pd.read_csv(p)
+        try:
+            return pd.read_csv(p)
+        except (ValueError, pd.errors.ParserError) as e:  # binary, empty or malformed
+            raise ValueError(f"{path}: not a results CSV file ({' '.join(str(e).split())})") from None
     rows = list(_iter_rows(p))
     if not rows:
         csv = p / "results.csv"

@@ -265,3 +265,29 @@ def test_output_path_is_a_directory(tmp_path, capsys):
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and str(tmp_path) in err
     assert list(tmp_path.iterdir()) == []  # no temporary file left behind
+
+
+# ------------------------------------------------------------ table and plot
+@pytest.mark.parametrize(
+    ("name", "content", "fragment"),
+    [
+        ("binary.csv", b"\xff\xfe\x00\x13", "not a results CSV file"),
+        ("empty.csv", b"", "not a results CSV file"),
+        ("other.csv", b"a,b\n1,2\n", "missing column"),
+        ("no-such-folder", None, "no results"),
+    ],
+)
+def test_table_of_a_broken_results_file(tmp_path, capsys, name, content, fragment):
+    path = tmp_path / name
+    if content is not None:
+        path.write_bytes(content)
+    code = main(["table", str(path)])
+    _assert_one_line_exit_2(code, capsys.readouterr().err, path, [fragment])
+
+
+@pytest.mark.parametrize("schedule", ["schedule/unknown-job.json", "schedule/start-float.json"])
+def test_plot_of_a_broken_schedule(tmp_path, capsys, schedule):
+    path = BROKEN / schedule
+    code = main(["plot", str(BASE_INSTANCE), str(path), "-o", str(tmp_path / "fig")])
+    _assert_one_line_exit_2(code, capsys.readouterr().err, path, EXPECTED[schedule])
+    assert list(tmp_path.iterdir()) == []

@@ -161,7 +161,10 @@ def cmd_table(args: argparse.Namespace) -> int:
         if args.view != "summary":
             raise ValueError("--methods: only the summary view takes a method list")
         kw["methods"] = kw["only"] = only
-    text = view(df, args.view, **kw).render(args.format)
+    try:
+        text = view(df, args.view, **kw).render(args.format)
+    except ValueError as e:  # e.g. a CSV file without the result columns
+        raise ValueError(f"{args.results}: {e}") from None
     if args.output:
         from instances.io import atomic_write_text
 
@@ -189,7 +192,10 @@ def cmd_plot(args: argparse.Namespace) -> int:
                              "and a schedule file")
         inst = instances.load(src)
         sched = instances.load_schedule(args.schedule)
-        instances.evaluate(inst, sched)  # an infeasible schedule is bad input
+        try:
+            instances.evaluate(inst, sched)  # an infeasible schedule is bad input
+        except ValueError as e:
+            raise ValueError(f"{args.schedule}: {e}") from None
         stem = Path(args.output)
         paths = plots.save_figure(
             plots.plot_gantt(inst, sched, reservation=args.reservation),
