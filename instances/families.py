@@ -164,6 +164,23 @@ def _draw_jobs(
     return jobs
 
 
+def expected_job_area(
+    mix: dict[str, float], num_gpus: int, slot_hours: float = 1.0,
+    specs: dict[str, KindSpec] | None = None, gpu_scale: int = 1,
+) -> float:
+    """Expected GPU-slots of one job drawn by :func:`_draw_jobs` with this mix
+    (up to the rounding of durations to whole slots)."""
+    specs = {**KIND_SPECS, **(specs or {})}
+    total = sum(mix.values())
+    area = 0.0
+    for kind, share in mix.items():
+        spec = specs[kind]
+        g = sum(p * min(num_gpus, gpu_scale * x) for x, p in zip(spec.gpus, spec.gpus_p))
+        slots = max(1.0, 0.5 * (spec.hours[0] + spec.hours[1]) / slot_hours)
+        area += share / total * g * slots
+    return area
+
+
 # ---------------------------------------------------------------- families
 SEED_TRAINING_SPECS: dict[str, KindSpec] = {
     "training": KindSpec((3, 4, 6), (0.30, 0.55, 0.15), (3.0, 8.0), (1.0, 5.0), "train"),
@@ -359,11 +376,15 @@ def servegen_hourly_rps() -> np.ndarray:
 def _trace_servegen(
     rng: np.random.Generator, *, num_gpus: int = 16, days: int = 1,
     throughput_rps: float = TRACE_GPU_THROUGHPUT_RPS, num_jobs: int | None = None,
-    start_day: int | None = None,
+    start_day: int | None = None, contention: float = 1.5,
 ) -> Instance:
     """16 GPUs, hourly slots over ``days`` days of real traffic (ServeGen m-large,
     Apache License 2.0), demand = ceil(rate / 40 req/s per GPU); the start day is
-    drawn by the seed; mixed batch work of about 1.5x the capacity left."""
+    drawn by the seed; mixed batch work of about 1.5x the capacity left.
+
+    Unless ``num_jobs`` is given, the number of jobs is drawn so that their
+    expected GPU-slots are ``contention`` (default 1.5) times the GPU-slots the
+    traffic leaves free, within +-10%."""
     rps = servegen_hourly_rps()
     total_days = len(rps) // 24
     if not 1 <= days <= total_days:
@@ -378,9 +399,15 @@ def _trace_servegen(
             f"num_gpus: {num_gpus} is below the traffic's peak demand of {int(demand.max())} GPUs"
         )
     T = 24 * days
-    n = num_jobs if num_jobs is not None else 12 * days + int(rng.integers(0, 6))
+    mix = {"training": 0.45, "batch_inference": 0.35, "quantization": 0.2}
+    if num_jobs is None:
+        free = float(num_gpus * T - demand.sum())
+        target = contention * free / expected_job_area(mix, num_gpus, slot_hours=1.0)
+        n = max(1, round(target * rng.uniform(0.9, 1.1)))
+    else:
+        n = num_jobs
     jobs = _draw_jobs(
-        rng, n, mix={"training": 0.45, "batch_inference": 0.35, "quantization": 0.2},
+        rng, n, mix=mix,
         num_gpus=num_gpus, horizon=T, slot_hours=1.0, release_hours=0.6 * T,
     )
     svc = Service("servegen-m-large", 3.0, tuple(int(x) for x in demand))
