@@ -94,6 +94,7 @@ class _DuplicateKeys(dict):  # type: ignore[type-arg]
     """A JSON object that named a key twice (JSON parsers silently keep the last)."""
 
     __slots__ = ("why",)
+    why: str
 
 
 def _find_refused(data: Any) -> tuple[str, str] | None:
