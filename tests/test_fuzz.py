@@ -240,3 +240,41 @@ def test_mutated_instances_milp(doc):
     assert res.upper_bound is not None and res.upper_bound >= res.value - 1e-6
     fifo = heuristics.solve(inst, "fifo")
     assert res.upper_bound >= fifo.value - 1e-6 * max(1.0, fifo.value)
+
+
+# ------------------------------------------------------------ bench sweep files
+BASE_CONFIG: dict[str, Any] = {
+    "families": ["small"],
+    "seeds": "0-1",
+    "methods": ["fifo", "list", "milp"],
+    "time_limit": 5,
+    "params": {"milp": {"threads": 1, "time_limit": 3}},
+    "variants": {"list-value": {"method": "list", "rule": "value"}},
+    "family_params": {"small": {"num_jobs": 6, "horizon": 12}},
+}
+
+
+@fuzz_settings(300)
+@given(doc=mutated([BASE_CONFIG]))
+def test_mutated_bench_configs(doc):
+    """A sweep file's content: accepted, or refused with ValueError, before any cell runs."""
+    from gpusched import bench
+
+    try:
+        config = bench._config_from_dict(doc) if isinstance(doc, dict) else None
+    except ValueError as e:
+        assert str(e)
+        event("refused")
+        return
+    if config is None:
+        return
+    event("accepted")
+    assert len(config.seeds) <= bench.MAX_SEEDS
+    if len(config.seeds) * len(config.families) > 4:
+        return
+    try:
+        cells = bench.make_cells(config)
+    except ValueError:
+        event("refused when drawn")
+        return
+    assert len(cells) == len(config.seeds) * len(config.families) * len(config.methods)
