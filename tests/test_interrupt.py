@@ -198,3 +198,26 @@ def test_sigint_twice_leaves_a_readable_folder(sweep):
     assert done.returncode == 0, done.stderr
     assert all(_rows(out)[k] == v for k, v in kept.items())
     _assert_complete(out)
+
+
+# ------------------------------------------------------------ torn files on disk
+def test_a_torn_row_file_is_run_again(tmp_path):
+    """A row file cut short (a crash of the machine, not of the process) is not trusted:
+    the next run skips it when reading, runs that cell again and replaces the file."""
+    cells = bench.make_cells(bench.make_config("small", "0-2", "fifo,list"))
+    bench.run_bench(cells, tmp_path, workers=1, progress=False)
+    rows = sorted((tmp_path / "cells").glob("*.json"))
+    before = {p.name: p.read_bytes() for p in rows}
+    torn = rows[2]
+    torn.write_bytes(before[torn.name][: len(before[torn.name]) // 2])
+    (tmp_path / "results.csv").write_text("cell,method\nnot,a-row\ntruncated")
+    assert len(bench.load_rows(tmp_path)) == len(cells) - 1  # the torn row is skipped
+    s = bench.run_bench(cells, tmp_path, workers=1, progress=False)
+    assert (s.ran, s.skipped) == (1, len(cells) - 1)
+    df = bench.load_rows(tmp_path)
+    assert len(df) == len(cells) and df["cell"].is_unique
+    assert sorted(pd.read_csv(tmp_path / "results.csv")["cell"]) == sorted(df["cell"])
+    after = {p.name: p.read_bytes() for p in (tmp_path / "cells").glob("*.json")}
+    assert after.keys() == before.keys()
+    assert all(after[k] == v for k, v in before.items() if k != torn.name)
+    assert json.loads(after[torn.name])["cell"] == json.loads(before[torn.name])["cell"]
