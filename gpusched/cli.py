@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
+    os.environ.setdefault("MPLBACKEND", "Agg")  # files only: the command line opens no window
     try:
         args = build_parser().parse_args(argv)
         logging.basicConfig(

@@ -204,12 +204,17 @@ def gain(method: Metrics, baseline: Metrics) -> dict[str, float | None]:
         ``utilization_pp``: ``100 (U_m - U_base)``, percentage points.
         ``value_pct``: ``100 (V_m - V_base) / V_base``; ``None`` when
         ``V_base == 0``, where the ratio is undefined.
+        ``total_value_pct``: the same for ``total_value`` (batch plus
+        inference, both priority-weighted); ``None`` when the baseline's is 0.
     """
+
+    def pct(new: float, old: float) -> float | None:
+        return None if old == 0 else 100.0 * (new - old) / old
+
     return {
         "utilization_pp": 100.0 * (method.utilization - baseline.utilization),
-        "value_pct": None
-        if baseline.value == 0
-        else 100.0 * (method.value - baseline.value) / baseline.value,
+        "value_pct": pct(method.value, baseline.value),
+        "total_value_pct": pct(method.total_value, baseline.total_value),
     }
 
 

@@ -157,6 +157,13 @@ def test_gain_and_gap() -> None:
     assert g["value_pct"] == pytest.approx(100.0)
     empty = evaluate(inst, Schedule("g", {}))
     assert gain(better, empty)["value_pct"] is None  # V_fifo = 0: undefined, not a division
+    # With inference served, the total-value gain is diluted by the inference value.
+    svc = Service("s", 2.0, (1, 1))
+    inst2 = Instance("g2", 3, 2, (svc,), (Job("a", 1, 2), Job("b", 1, 2)))
+    g2 = gain(evaluate(inst2, Schedule("g2", {"a": 0, "b": 0})),
+              evaluate(inst2, Schedule("g2", {"a": 0})))
+    assert g2["value_pct"] == pytest.approx(100.0)  # V: 2 -> 4
+    assert g2["total_value_pct"] == pytest.approx(100.0 * (8 - 6) / 6)  # 2+4 -> 4+4
     assert gap(9.0, 10.0) == pytest.approx(0.1)
     assert gap(5.0, None) is None
     assert gap(0.0, 0.0) == 0.0
