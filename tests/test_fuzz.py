@@ -234,12 +234,19 @@ def test_mutated_instances_milp(doc):
     if inst is None or inst.num_jobs * inst.horizon > 3000:
         return
     res = milp.solve(inst, time_limit=1.0)
-    assert str(res.status) in {"optimal", "time_limit", "feasible"}, res.message
+    # "error" is a documented outcome (HiGHS gives up on values near 1e300, say): it must
+    # carry a message, and the schedule and the bound stay honest all the same.
+    assert str(res.status) in {"optimal", "time_limit", "feasible", "error"}, res.message
+    if str(res.status) == "error":
+        assert res.message
+    else:
+        assert res.upper_bound is not None
     m = instances.evaluate(inst, res.schedule)
     assert math.isclose(m.value, res.value)
-    assert res.upper_bound is not None and res.upper_bound >= res.value - 1e-6
     fifo = heuristics.solve(inst, "fifo")
-    assert res.upper_bound >= fifo.value - 1e-6 * max(1.0, fifo.value)
+    if res.upper_bound is not None:
+        assert res.upper_bound >= res.value - 1e-6 * max(1.0, res.value)
+        assert res.upper_bound >= fifo.value - 1e-6 * max(1.0, fifo.value)
 
 
 # ------------------------------------------------------------ bench sweep files
