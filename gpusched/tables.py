@@ -94,9 +94,10 @@ def prepare(df: pd.DataFrame, baseline: str = "fifo") -> pd.DataFrame:
     Adds ``best_ub`` (smallest upper bound of any row of the instance),
     ``best_value`` (largest value of the instance), ``ub_conflict`` (best
     bound below best value: a bug), ``gap_best`` (:func:`instances.gap` of the
-    value to ``best_ub``), ``gain_pp`` and ``gain_pct`` (:func:`instances.gain`
-    over the ``baseline`` row of the same instance; ``gain_pct`` is NaN when
-    the baseline's value is 0) and ``optimal``.
+    value to ``best_ub``), ``gain_pp``, ``gain_pct`` and ``gain_total_pct``
+    (:func:`instances.gain` over the ``baseline`` row of the same instance: in
+    utilization points, in ``V`` and in ``total_value``; NaN where the
+    baseline's figure is 0) and ``optimal``.
     """
     df = df.reset_index(drop=True)
     key = "instance_hash" if "instance_hash" in df.columns else "instance"

@@ -287,6 +287,10 @@ def test_cli_bench_and_bad_input(tmp_path, capsys):
         assert main(cmd) == 2
         err = capsys.readouterr().err
         assert msg in err and "Traceback" not in err
+    # A table measured from a baseline the results do not hold is refused, not printed.
+    assert main(["table", str(out), "--baseline", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "--baseline" in err and "nope" in err and "fifo-curve" in err
 
 
 def test_cli_config_and_table(tmp_path, capsys):

@@ -65,6 +65,8 @@ def test_prepare_gains_and_gaps_by_hand(rows):
     assert d.loc["A-best", "gain_pct"] == pytest.approx(50.0)
     assert d.loc["B-best", "gain_pp"] == pytest.approx(10.0)
     assert math.isnan(d.loc["B-best", "gain_pct"])  # V_fifo = 0: undefined, not infinite
+    assert d.loc["A-best", "gain_total_pct"] == pytest.approx(50.0)  # total_value 10 -> 15
+    assert math.isnan(d.loc["B-best", "gain_total_pct"])
     assert bool(d.loc["B-best", "baseline_value_zero"])
     assert math.isnan(d.loc["B-cpsat", "gap_best"]) and math.isnan(d.loc["B-cpsat", "gain_pp"])
     assert not d["ub_conflict"].any()

@@ -153,6 +153,10 @@ def cmd_table(args: argparse.Namespace) -> int:
     from ..tables import view
 
     df = load_rows(args.results)
+    present = sorted(set(df["method"])) if "method" in df.columns else []
+    if args.baseline not in present:
+        raise ValueError(f"--baseline: no rows of method {args.baseline!r} in {args.results} "
+                         f"(methods there: {', '.join(present) or 'none'})")
     kw: dict[str, Any] = {"baseline": args.baseline}
     if args.view == "seed":
         kw["allocator"] = args.allocator
