@@ -27,15 +27,15 @@ from typing import Any
 
 from instances import Instance, Result
 
-from .backfill import conservative, easy
-from .best import best
-from .fifo import fifo
-from .listsched import list_schedule, parallel_schedule
-from .lns import lns
+# the submodules stay reachable by their names (``heuristics.lns.lns_improve``);
+# the methods are reached through the registry
+from . import backfill, best, fifo, listsched, lns, rules, search
 from .rules import RULES
-from .search import local_search, sampling
 
-__all__ = ["DESCRIPTIONS", "METHODS", "RULES", "register", "solve"]
+__all__ = [
+    "DESCRIPTIONS", "METHODS", "RULES", "backfill", "best", "fifo", "listsched", "lns",
+    "register", "rules", "search", "solve",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -86,34 +86,34 @@ def solve(inst: Instance, method: str, **params: Any) -> Result:
     return result
 
 
-register("fifo", partial(fifo, reservation="peak"), "FIFO in arrival order under peak reservation (the baseline)")
-register("fifo-curve", partial(fifo, reservation="curve"), "FIFO in arrival order under curve reservation (ablation)")
-register("easy-peak", partial(easy, reservation="peak"), "EASY backfilling, FIFO queue, peak reservation")
-register("easy-curve", partial(easy, reservation="curve"), "EASY backfilling, FIFO queue, curve reservation")
+register("fifo", partial(fifo.fifo, reservation="peak"), "FIFO in arrival order under peak reservation (the baseline)")
+register("fifo-curve", partial(fifo.fifo, reservation="curve"), "FIFO in arrival order under curve reservation (ablation)")
+register("easy-peak", partial(backfill.easy, reservation="peak"), "EASY backfilling, FIFO queue, peak reservation")
+register("easy-curve", partial(backfill.easy, reservation="curve"), "EASY backfilling, FIFO queue, curve reservation")
 register(
-    "conservative-peak", partial(conservative, reservation="peak"),
+    "conservative-peak", partial(backfill.conservative, reservation="peak"),
     "conservative backfilling, FIFO queue, peak reservation",
 )
 register(
-    "conservative-curve", partial(conservative, reservation="curve"),
+    "conservative-curve", partial(backfill.conservative, reservation="curve"),
     "conservative backfilling, FIFO queue, curve reservation",
 )
 register(
-    "list", partial(list_schedule, reservation="curve"),
+    "list", partial(listsched.list_schedule, reservation="curve"),
     "serial list scheduling, earliest fit, curve reservation (rule=priority|value|area|...)",
 )
 register(
-    "list-peak", partial(list_schedule, reservation="peak"),
+    "list-peak", partial(listsched.list_schedule, reservation="peak"),
     "serial list scheduling, earliest fit, peak reservation (rule=...)",
 )
-register("parallel", parallel_schedule, "parallel (time-stepping) list scheduling (rule=...)")
-register("sampling", sampling, "multi-pass biased random sampling of lists (passes=, time_limit=, seed=)")
+register("parallel", listsched.parallel_schedule, "parallel (time-stepping) list scheduling (rule=...)")
+register("sampling", search.sampling, "multi-pass biased random sampling of lists (passes=, time_limit=, seed=)")
 register(
-    "local-search", local_search,
+    "local-search", search.local_search,
     "insert/swap local search over the list, serial decoder (iterations=, time_limit=, seed=)",
 )
 register(
-    "lns", lns,
+    "lns", lns.lns,
     "sampling + local search, then windows re-solved exactly by the MILP (time_limit=, rounds=, seed=)",
 )
-register("best", best, "best of the fast methods within a budget (time_limit=10 s by default)")
+register("best", best.best, "best of the fast methods within a budget (time_limit=10 s by default)")
