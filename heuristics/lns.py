@@ -23,7 +23,7 @@ from ._core import finish
 from .rules import order_by
 from .search import local_search_order, sampling_order
 
-__all__ = ["lns", "lns_improve", "sub_instance", "window_jobs"]
+__all__ = ["lns", "lns_improve", "nearby_jobs", "sub_instance", "window_jobs"]
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +82,25 @@ def window_jobs(
     return np.concatenate([inside, could])
 
 
+def nearby_jobs(
+    inst: Instance, start: np.ndarray, center: float, max_jobs: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Jobs freed around slot ``center``, to move over the whole horizon.
+
+    The ``max_jobs // 2`` running jobs whose midpoints lie nearest to
+    ``center`` (ties by index), and a random choice of the not-run jobs that
+    fit in the horizon for the rest.
+    """
+    run = np.flatnonzero(start >= 0)
+    mid = start[run] + inst.durations[run] / 2.0
+    near = run[np.argsort(np.abs(mid - center), kind="stable")[: max_jobs // 2]]
+    could = np.flatnonzero((start < 0) & (inst.releases + inst.durations <= inst.deadlines))
+    room = max_jobs - near.size
+    if could.size > room:
+        could = rng.choice(could, size=room, replace=False)
+    return np.sort(np.concatenate([near, could]))
+
+
 def lns_improve(
     inst: Instance,
     start: np.ndarray,
@@ -95,13 +114,16 @@ def lns_improve(
 ) -> tuple[np.ndarray, int, int]:
     """Improve a feasible ``curve`` start array by window re-solves.
 
-    Returns ``(start, rounds_done, rounds_improved)``. Each round frees the
-    jobs of a time window (:func:`window_jobs`) of ``window`` slots (by
-    default drawn each round: a quarter or a third of the horizon, never less
-    than the longest job) at a random offset, freeing at most ``max_jobs``
-    jobs; that cap shrinks by a quarter (not below 8) after each window whose
-    MILP is not solved to optimality in time, and grows back by one after each
-    that is. An instance of at most ``max_jobs`` jobs is first re-solved whole; when
+    Returns ``(start, rounds_done, rounds_improved)``. Two rounds in three
+    free the jobs of a time window (:func:`window_jobs`) of ``window`` slots
+    (by default drawn each round: a quarter or a third of the horizon, never
+    less than the longest job) at a random offset; every third round frees
+    the running jobs nearest to a random slot and some not-run jobs, to move
+    anywhere in the horizon (:func:`nearby_jobs`: long jobs, which a window
+    seldom holds, move too). At most ``max_jobs`` jobs are freed; that cap
+    shrinks by a quarter (not below 8) after each round whose MILP is not
+    solved to optimality in time, and grows back by one after each that is.
+    An instance of at most ``max_jobs`` jobs is first re-solved whole; when
     that MILP is solved to optimality, the schedule is optimal and the
     search stops. A window MILP gets ``sub_time_limit`` seconds, cut to the
     time left less 0.2 s; HiGHS may overrun a limit by a little (it checks the
@@ -131,9 +153,13 @@ def lns_improve(
         W = min(max(int(sizes[int(rng.integers(len(sizes)))]), 1), T)
         if k == 0 and inst.num_jobs <= size:
             W = T  # a small instance: first re-solve it whole
-        a = int(rng.integers(0, T - W + 1))
-        b = a + W
-        freed = window_jobs(inst, start, a, b, size, rng)
+        if k % 3 == 2 and W < T:
+            a, b = 0, T
+            freed = nearby_jobs(inst, start, float(rng.uniform(0, T)), size, rng)
+        else:
+            a = int(rng.integers(0, T - W + 1))
+            b = a + W
+            freed = window_jobs(inst, start, a, b, size, rng)
         sub, warm = sub_instance(inst, start, a, b, freed)
         done += 1
         if sub.num_jobs == 0:
