@@ -120,21 +120,15 @@ def serial_starts(
         The start array.
     """
     gpus, dur, rel, dl = jobs
-    T = int(free.shape[0])
     if start is None:
         start = np.full(len(gpus), -1, dtype=np.int64)
     hint: dict[tuple[int, int], tuple[int, int]] = {}
-    top = int(free.max()) if T else 0
     for j in order.tolist() if isinstance(order, np.ndarray) else order:
-        g = gpus[j]
-        if g > top:
-            continue
-        p = dur[j]
+        g, p = gpus[j], dur[j]
         s = hinted_fit(free, g, p, rel[j], dl[j], hint)
         if s >= 0:
             free[s : s + p] -= g
             start[j] = s
-            top = int(free.max())
     return start
 
 

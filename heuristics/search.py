@@ -149,16 +149,14 @@ class OrderSearch:
         v = float(cum[i])
         order_l = order.tolist()
         hint: dict[tuple[int, int], tuple[int, int]] = {}
-        top = int(free.max())
         for pos in range(i, self.n):
             j = order_l[pos]
             g, p = gpus[j], dur[j]
-            s = -1 if g > top else hinted_fit(free, g, p, rel[j], dl[j], hint)
+            s = hinted_fit(free, g, p, rel[j], dl[j], hint)
             start[j] = s
             if s >= 0:
                 free[s : s + p] -= g
                 v += vals[j]
-                top = int(free.max())
             snap[pos + 1] = free
             cum[pos + 1] = v
             if k is not None and pos >= k and pos + 1 < self.n and (free == self.snap[pos + 1]).all():
