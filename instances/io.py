@@ -14,15 +14,18 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jsonschema
 
 from .model import MAX_HORIZON, MAX_JOBS, Instance, Job, Service
 from .schedule import Schedule
+
+T = TypeVar("T")
 
 __all__ = [
     "INSTANCE_FORMAT",
@@ -334,9 +337,14 @@ def load(path: str | os.PathLike[str]) -> Instance:
     ValueError
         ``<file>: <field>: <what is wrong>``.
     """
+    return _load(path, instance_from_dict)
+
+
+def _load(path: str | os.PathLike[str], from_dict: Callable[[Any], T]) -> T:
+    """Read a JSON file and build from it, prefixing any error with the path."""
     data = read_json(path)
     try:
-        return instance_from_dict(data)
+        return from_dict(data)
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
 
@@ -386,11 +394,7 @@ def load_schedule(path: str | os.PathLike[str]) -> Schedule:
     ValueError
         ``<file>: <field>: <what is wrong>``.
     """
-    data = read_json(path)
-    try:
-        return schedule_from_dict(data)
-    except ValueError as e:
-        raise ValueError(f"{path}: {e}") from None
+    return _load(path, schedule_from_dict)
 
 
 def save_schedule(schedule: Schedule, path: str | os.PathLike[str]) -> None:
