@@ -153,8 +153,8 @@ def cmd_table(args: argparse.Namespace) -> int:
     from ..tables import view
 
     df = load_rows(args.results)
-    present = sorted(set(df["method"])) if "method" in df.columns else []
-    if args.baseline not in present:
+    present = sorted(set(df["method"])) if "method" in df.columns else None
+    if present is not None and args.baseline not in present:
         raise ValueError(f"--baseline: no rows of method {args.baseline!r} in {args.results} "
                          f"(methods there: {', '.join(present) or 'none'})")
     kw: dict[str, Any] = {"baseline": args.baseline}
