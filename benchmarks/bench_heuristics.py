@@ -50,19 +50,23 @@ def _time(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
-def speed(repeat: int) -> None:
-    inst = instances.generate("large", seed=0, num_jobs=2000, num_gpus=256)
-    print(inst.summary())
+def decoder_vs_reference(inst: instances.Instance, repeat: int) -> None:
+    """One pass of the serial decoder (priority rule, curve) against the per-slot reference."""
     order = order_by(inst, "priority")
     jobs = job_arrays(inst)
     cap = inst.batch_capacity("curve")
-
     t_dec = _time(lambda: serial_starts(cap.copy(), order, jobs), repeat)
     t_ref = _time(lambda: list_starts_ref(inst, order, "curve"), max(1, repeat // 3))
     same = np.array_equal(serial_starts(cap.copy(), order, jobs), list_starts_ref(inst, order, "curve"))
-    print(f"list decoder (vectorized)     {1e3 * t_dec:9.2f} ms")
-    print(f"list decoder (per-slot ref)   {1e3 * t_ref:9.2f} ms   speed-up {t_ref / t_dec:6.1f}x, "
+    print(f"  list decoder, vectorized    {1e3 * t_dec:9.2f} ms")
+    print(f"  list decoder, per-slot ref  {1e3 * t_ref:9.2f} ms   speed-up {t_ref / t_dec:6.1f}x, "
           f"identical schedules: {same}")
+
+
+def speed(repeat: int) -> None:
+    inst = instances.generate("large", seed=0, num_jobs=2000, num_gpus=256)
+    print(inst.summary())
+    decoder_vs_reference(inst, repeat)
     print(f"{'method':26s} {'median ms':>10s} {'value':>12s} {'util':>6s} {'run':>5s}")
     for m in ("list", "list-peak", "fifo", "fifo-curve", "easy-peak", "easy-curve",
               "conservative-peak", "conservative-curve", "parallel"):
@@ -83,6 +87,17 @@ def speed(repeat: int) -> None:
     tracemalloc.stop()
     print(f"peak traced memory: list {peak_list / 2**20:.2f} MiB, easy-curve "
           f"{peak_easy / 2**20:.2f} MiB, local-search {peak_ls / 2**20:.2f} MiB")
+    print(f"peak resident memory of this process: {_max_rss_mib():.0f} MiB")
+    for horizon in (672, 2016):
+        longer = instances.generate("large", seed=0, num_jobs=2000, num_gpus=256, horizon=horizon)
+        print(longer.summary())
+        decoder_vs_reference(longer, repeat)
+
+
+def _max_rss_mib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def highs_bound(inst: instances.Instance, time_limit: float) -> tuple[float, str]:
