@@ -12,6 +12,7 @@ import argparse
 import importlib
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -64,6 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"gpusched: error: {_one_line(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # no traceback from a second Ctrl-C
         print("gpusched: interrupted", file=sys.stderr)
         return 130
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,9 @@ def _run(args: argparse.Namespace, cells: Any, how_to_resume: str) -> Any:
                          progress=not args.no_progress,
                          retry_errors=getattr(args, "retry_errors", False))
     except KeyboardInterrupt:
+        # The finished rows are safe; a second Ctrl-C during the clean stop (or the
+        # interpreter's shutdown, which joins the pool's threads) must not print a traceback.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         keys = {c.key for c in cells}
         done = len(keys & done_keys(args.output))
         print(f"gpusched: interrupted: {done} of {len(keys)} cells stored in {args.output}; "
