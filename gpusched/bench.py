@@ -839,10 +839,13 @@ def _run_pool(todo: Sequence[Cell], workers: int, store: StoreFn) -> None:
     except BaseException:
         for fut in pending:
             fut.cancel()
-        procs = list(getattr(ex, "_processes", {}).values())
-        ex.shutdown(wait=False, cancel_futures=True)
-        for p in procs:  # cells in flight are lost by design; do not wait for them
+        # Cells in flight are lost by design: end their workers first, then let the
+        # pool's manager thread see them gone and stop. (Shutting down without waiting
+        # left that thread to the interpreter's exit, which could trip over the closed
+        # pipes and print "Bad file descriptor" from threading's atexit hook.)
+        for p in list(getattr(ex, "_processes", {}).values()):
             p.terminate()
+        ex.shutdown(wait=True, cancel_futures=True)
         raise
     ex.shutdown(wait=True)
 

@@ -114,7 +114,7 @@ def test_dask_local_cluster(tmp_path):
     cells = _cells(seeds=1)
     bench.run_bench(cells, tmp_path / "serial", workers=1, progress=False)
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                      dashboard_address=None) as cluster:
+                      dashboard_address=":0") as cluster:
         s = bench.run_bench(cells, tmp_path / "dask", scheduler=cluster.scheduler_address,
                             progress=False)
     assert (s.ran, s.errors) == (len(cells), 0)
