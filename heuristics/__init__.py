@@ -71,7 +71,7 @@ def solve(inst: Instance, method: str, **params: Any) -> Result:
     Raises
     ------
     ValueError
-        For an unknown method or parameter.
+        For an unknown method or parameter, or a parameter of the wrong type.
     """
     fn = METHODS.get(method)
     if fn is None:
@@ -81,6 +81,10 @@ def solve(inst: Instance, method: str, **params: Any) -> Result:
     except TypeError as e:
         if "unexpected keyword argument" in str(e):
             raise ValueError(f"params: {e}") from None
+        if params:  # a parameter of the wrong type, e.g. passes="many"
+            raise ValueError(
+                f"params: {method} rejected {sorted(params)} ({e})"
+            ) from e
         raise
     logger.debug("%s", result.summary())
     return result

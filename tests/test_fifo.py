@@ -138,3 +138,5 @@ def test_unknown_method_and_parameter() -> None:
         heuristics.solve(inst, "no-such-method")
     with pytest.raises(ValueError, match="params"):
         heuristics.solve(inst, "fifo", bogus=1)
+    with pytest.raises(ValueError, match="params: sampling"):
+        heuristics.solve(inst, "sampling", passes="many")
