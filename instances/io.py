@@ -12,8 +12,8 @@ import json
 import math
 import os
 import re
+import secrets
 import sys
-import tempfile
 from collections.abc import Callable
 from functools import cache
 from importlib import resources
@@ -350,12 +350,17 @@ def _load(path: str | os.PathLike[str], from_dict: Callable[[Any], T]) -> T:
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write a file atomically: a temporary file in the same folder, then rename."""
+    """Write a file atomically: a temporary file in the same folder, then rename.
+
+    The file gets the permissions of an ordinary new file (``0o666`` less the
+    umask), not the private ``0o600`` of a temporary file.
+    """
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = str(path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)

@@ -85,3 +85,18 @@ def test_listing_commands(capsys) -> None:
     assert "seed-training-heavy" in capsys.readouterr().out
     assert main(["methods"]) == 0
     assert "fifo-curve" in capsys.readouterr().out
+
+
+def test_written_files_follow_the_umask(tmp_path) -> None:
+    import os
+
+    import instances
+
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "x.json"
+        instances.save(instances.generate("small", seed=0), out)
+        assert out.stat().st_mode & 0o777 == 0o644  # not the private 0o600 of a temp file
+        assert not list(tmp_path.glob(".*.tmp"))
+    finally:
+        os.umask(old)
