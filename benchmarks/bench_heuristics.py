@@ -1,10 +1,13 @@
 """Speed and quality figures of the heuristics; prints them, asserts nothing.
 
 Speed (default): on ``generate("large", seed=0, num_jobs=2000, num_gpus=256)``,
-one pass of ``list`` (the serial decoder alone, then the whole method with the
-checker) against the plain per-slot reference decoder of ``tests/reference.py``
-in the same run, and FIFO and the backfilling methods; peak memory by
-``tracemalloc``.
+one pass of ``list`` (the serial decoder alone: compiled with numba when it is
+installed, and the numpy decoder; then the whole method with the checker)
+against the plain per-slot reference decoder of ``tests/reference.py`` in the
+same run, and FIFO and the backfilling methods; peak memory by
+``tracemalloc``. The one-time cost of the compiled decoder's first call (a
+compilation into an empty cache, and a load from the cache) is timed apart,
+each in a fresh interpreter, and left out of the medians.
 
 Quality (``--quality``): the gap ``(UB - V) / UB`` of every method on the
 ``small`` and ``medium`` families against an upper bound: ``milp.solve`` when
@@ -20,8 +23,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -35,7 +41,7 @@ from reference import list_starts_ref  # noqa: E402
 
 import heuristics  # noqa: E402
 import instances  # noqa: E402
-from heuristics._core import job_arrays, serial_starts  # noqa: E402
+from heuristics._core import _compiled_decoder, job_arrays, serial_starts, serial_starts_numpy  # noqa: E402
 from heuristics.rules import order_by  # noqa: E402
 
 
@@ -55,17 +61,57 @@ def decoder_vs_reference(inst: instances.Instance, repeat: int) -> None:
     order = order_by(inst, "priority")
     jobs = job_arrays(inst)
     cap = inst.batch_capacity("curve")
-    t_dec = _time(lambda: serial_starts(cap.copy(), order, jobs), repeat)
-    t_ref = _time(lambda: list_starts_ref(inst, order, "curve"), max(1, repeat // 3))
-    same = np.array_equal(serial_starts(cap.copy(), order, jobs), list_starts_ref(inst, order, "curve"))
-    print(f"  list decoder, vectorized    {1e3 * t_dec:9.2f} ms")
-    print(f"  list decoder, per-slot ref  {1e3 * t_ref:9.2f} ms   speed-up {t_ref / t_dec:6.1f}x, "
-          f"identical schedules: {same}")
+    ref = list_starts_ref(inst, order, "curve")
+    t_ref = _time(lambda: list_starts_ref(inst, order, "curve"), repeat)
+    t_np = _time(lambda: serial_starts_numpy(cap.copy(), order, jobs), repeat)
+    same_np = np.array_equal(serial_starts_numpy(cap.copy(), order, jobs), ref)
+    print(f"  list decoder, per-slot ref  {1e3 * t_ref:9.3f} ms")
+    print(f"  list decoder, numpy         {1e3 * t_np:9.3f} ms   speed-up {t_ref / t_np:6.1f}x, "
+          f"identical schedules: {same_np}")
+    if _compiled_decoder() is None:
+        print("  list decoder, numba         not installed (serial_starts runs the numpy decoder)")
+        return
+    t_nb = _time(lambda: serial_starts(cap.copy(), order, jobs), repeat)
+    same_nb = np.array_equal(serial_starts(cap.copy(), order, jobs), ref)
+    print(f"  list decoder, numba         {1e3 * t_nb:9.3f} ms   speed-up {t_ref / t_nb:6.1f}x, "
+          f"identical schedules: {same_nb}")
+
+
+_FIRST_CALL = """
+import time
+import numpy as np
+from heuristics._core import _compiled_decoder
+t0 = time.perf_counter()
+kernel = _compiled_decoder()
+z = np.zeros(1, dtype=np.int64)
+if kernel is not None:
+    kernel(np.ones(4, dtype=np.int64), z, z + 1, z + 1, z, z + 4, z - 1)
+print(kernel is not None, time.perf_counter() - t0)
+"""
+
+
+def first_call() -> None:
+    """Seconds of importing numba and the compiled decoder's first call, in fresh interpreters."""
+    def run(env: dict[str, str]) -> tuple[bool, float]:
+        out = subprocess.run([sys.executable, "-c", _FIRST_CALL], env=env, cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout.split()
+        return out[0] == "True", float(out[1])
+
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        ok, cold = run(env)
+        if not ok:
+            print("first call of the compiled decoder: numba not installed")
+            return
+        _, warm = run(env)
+    print(f"first call of the compiled decoder (import + JIT, not in the medians): "
+          f"empty cache {cold:.2f} s, from the cache {warm:.2f} s")
 
 
 def speed(repeat: int) -> None:
     inst = instances.generate("large", seed=0, num_jobs=2000, num_gpus=256)
     print(inst.summary())
+    first_call()
     decoder_vs_reference(inst, repeat)
     print(f"{'method':26s} {'median ms':>10s} {'value':>12s} {'util':>6s} {'run':>5s}")
     for m in ("list", "list-peak", "fifo", "fifo-curve", "easy-peak", "easy-curve",

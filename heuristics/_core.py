@@ -10,10 +10,17 @@ plain per-slot version that the tests hold it to.
 decoder) shared by list scheduling, sampling, local search and conservative
 backfilling; :func:`first_fits_now` is the vectorized "which job of this list
 can start at slot ``t``" test of the time-stepping methods.
+
+When numba is installed, :func:`serial_starts` places a whole order in one
+compiled call (``heuristics._compiled``): the numpy decoder pays about a
+microsecond of call overhead per array operation, several per job, which
+dominates on large instances. :func:`serial_starts_numpy` is the vectorized
+decoder; it runs when numba is missing and the tests hold the two equal.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -31,7 +38,10 @@ __all__ = [
     "job_arrays",
     "occupy",
     "serial_starts",
+    "serial_starts_numpy",
 ]
+
+logger = logging.getLogger(__name__)
 
 RESERVATIONS: tuple[str, ...] = ("peak", "curve")
 """Reservation policies of the inference capacity (PROBLEM.md section 3)."""
@@ -81,14 +91,37 @@ def occupy(free: np.ndarray, s: int, g: int, p: int) -> None:
     free[s : s + p] -= g
 
 
+class _JobLists(tuple):  # type: ignore[type-arg]
+    """The four job lists, plus the same columns as ``int64`` arrays in ``arrays``."""
+
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
 def job_arrays(inst: Instance) -> tuple[list[int], list[int], list[int], list[int]]:
-    """``(gpus, durations, releases, deadlines)`` as plain ``int`` lists (fast to index)."""
-    return (
-        inst.gpus.tolist(),
-        inst.durations.tolist(),
-        inst.releases.tolist(),
-        inst.deadlines.tolist(),
-    )
+    """``(gpus, durations, releases, deadlines)`` as plain ``int`` lists (fast to index).
+
+    The tuple also carries the columns as contiguous ``int64`` arrays (for the
+    compiled decoder), so they are converted once per instance, not per call.
+    """
+    cols = (inst.gpus, inst.durations, inst.releases, inst.deadlines)
+    out = _JobLists(c.tolist() for c in cols)
+    out.arrays = tuple(np.ascontiguousarray(c, dtype=np.int64) for c in cols)  # type: ignore[assignment]
+    return out  # type: ignore[return-value]
+
+
+_COMPILED: list[Any] = []
+
+
+def _compiled_decoder() -> Any:
+    """The numba decoder, or ``None`` when numba is not importable (looked up once)."""
+    if not _COMPILED:
+        kernel: Any = None
+        try:
+            from ._compiled import serial_starts_compiled as kernel
+        except ImportError as exc:
+            logger.info("numba not available (%s): serial decoder runs in numpy", exc)
+        _COMPILED.append(kernel)
+    return _COMPILED[0]
 
 
 def serial_starts(
@@ -118,6 +151,47 @@ def serial_starts(
     -------
     numpy.ndarray
         The start array.
+
+    Notes
+    -----
+    Runs the compiled decoder when numba is importable and ``free`` and
+    ``start`` are writable ``int64`` arrays; otherwise :func:`serial_starts_numpy`.
+    Both give the same starts.
+    """
+    kernel = _compiled_decoder()
+    if start is None:
+        start = np.full(len(jobs[0]), -1, dtype=np.int64)
+    if (
+        kernel is not None
+        and free.dtype == np.int64
+        and start.dtype == np.int64
+        and free.flags.c_contiguous
+        and start.flags.c_contiguous
+        and free.flags.writeable
+        and start.flags.writeable
+    ):
+        arrays = getattr(jobs, "arrays", None)
+        if arrays is None:
+            arrays = tuple(np.asarray(c, dtype=np.int64) for c in jobs)
+        idx = np.asarray(order, dtype=np.int64).reshape(-1)
+        n = arrays[0].shape[0]
+        if idx.size and (int(idx.min()) < -n or int(idx.max()) >= n):
+            raise IndexError(f"order: job index out of range for {n} jobs")
+        idx = np.where(idx < 0, idx + n, idx)
+        return kernel(free, idx, *arrays, start)  # type: ignore[no-any-return]
+    return serial_starts_numpy(free, order, jobs, start)
+
+
+def serial_starts_numpy(
+    free: np.ndarray,
+    order: Sequence[int] | np.ndarray,
+    jobs: tuple[list[int], list[int], list[int], list[int]],
+    start: np.ndarray | None = None,
+) -> np.ndarray:
+    """:func:`serial_starts` with numpy only: :func:`hinted_fit` job by job.
+
+    The vectorized decoder, used when numba is not installed; same parameters
+    and result as :func:`serial_starts`.
     """
     gpus, dur, rel, dl = jobs
     if start is None:
