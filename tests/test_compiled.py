@@ -27,8 +27,7 @@ SETTINGS = settings(
 
 @pytest.fixture
 def compiled():
-    """The numba kernel; the test is skipped when numba is not installed."""
-    pytest.importorskip("numba")
+    """The numba kernel. numba is a dependency: a missing one fails here, loudly."""
     from heuristics._compiled import serial_starts_compiled
 
     return serial_starts_compiled
