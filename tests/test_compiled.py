@@ -13,12 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import list_starts_ref
+from strategies import random_instances
 
 import heuristics
 from heuristics import _core
 from heuristics._core import job_arrays, serial_starts, serial_starts_numpy
 from heuristics.rules import order_by
-from instances import Instance, Job, Service, generate
+from instances import Instance, generate
 
 SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
@@ -39,24 +40,9 @@ def numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_core, "_COMPILED", [None])
 
 
-@st.composite
-def instances_(draw: st.DrawFn, max_jobs: int = 14, max_horizon: int = 24) -> Instance:
-    """A random instance with services, releases and (some) deadlines."""
-    G = draw(st.integers(1, 8))
-    T = draw(st.integers(1, max_horizon))
-    services = []
-    left = [G] * T
-    for k in range(draw(st.integers(0, 2))):
-        demand = [draw(st.integers(0, left[t])) for t in range(T)]
-        left = [left[t] - demand[t] for t in range(T)]
-        services.append(Service(f"s{k}", 1.0, tuple(demand)))
-    jobs = []
-    for i in range(draw(st.integers(0, max_jobs))):
-        p = draw(st.integers(1, T))
-        r = draw(st.integers(0, T - 1))
-        deadline = draw(st.integers(r + p, T)) if r + p <= T and draw(st.booleans()) else None
-        jobs.append(Job(f"j{i}", draw(st.integers(1, G)), p, priority=1.0, release=r, deadline=deadline))
-    return Instance("rand", G, T, tuple(services), tuple(jobs))
+def instances_(max_jobs: int = 14, max_horizon: int = 24) -> st.SearchStrategy[Instance]:
+    """Larger random instances than the default: the decoder is cheap."""
+    return random_instances(max_gpus=8, max_jobs=max_jobs, max_horizon=max_horizon)
 
 
 def _three(compiled, inst: Instance, order: np.ndarray, reservation: str) -> tuple[list, list, list]:

@@ -15,6 +15,7 @@ from reference import (
     list_starts_ref,
     parallel_starts_ref,
 )
+from strategies import random_instances
 
 import heuristics
 from heuristics._core import earliest_fit, job_arrays, serial_starts
@@ -22,7 +23,7 @@ from heuristics.backfill import conservative_starts, easy_starts
 from heuristics.best import CONSTRUCTIVE_MEMBERS
 from heuristics.listsched import list_starts, parallel_starts
 from heuristics.rules import RULES, order_by
-from instances import Instance, Job, Service, evaluate
+from instances import Instance, evaluate
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SEARCH_SETTINGS = settings(SETTINGS, max_examples=40)  # these run MILP windows: fewer examples
@@ -35,28 +36,7 @@ SMALL_BUDGET = {
 }
 
 
-@st.composite
-def instances_(draw: st.DrawFn, max_jobs: int = 8, max_horizon: int = 12) -> Instance:
-    """A valid random instance: up to 2 services, up to ``max_jobs`` jobs."""
-    G = draw(st.integers(1, 6))
-    T = draw(st.integers(1, max_horizon))
-    services = []
-    left = [G] * T
-    for k in range(draw(st.integers(0, 2))):
-        demand = [draw(st.integers(0, left[t])) for t in range(T)]
-        left = [left[t] - demand[t] for t in range(T)]
-        services.append(Service(f"s{k}", draw(st.sampled_from([0.5, 1.0, 3.0])), tuple(demand)))
-    jobs = []
-    for i in range(draw(st.integers(0, max_jobs))):
-        g = draw(st.integers(1, G))
-        p = draw(st.integers(1, T))
-        r = draw(st.integers(0, T - 1))
-        deadline = None
-        if r + p <= T and draw(st.booleans()):
-            deadline = draw(st.integers(r + p, T))
-        w = draw(st.sampled_from([0.5, 1.0, 1.5, 2.0, 4.0]))
-        jobs.append(Job(f"j{i}", g, p, priority=w, release=r, deadline=deadline))
-    return Instance("rand", G, T, tuple(services), tuple(jobs))
+instances_ = random_instances
 
 
 @given(
