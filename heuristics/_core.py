@@ -39,6 +39,7 @@ __all__ = [
     "occupy",
     "serial_starts",
     "serial_starts_numpy",
+    "start_value",
 ]
 
 logger = logging.getLogger(__name__)
@@ -84,6 +85,15 @@ def earliest_fit(free: np.ndarray, g: int, p: int, lo: int, hi: int) -> int:
     full = (c[p:] - c[:-p]) == p
     k = int(full.argmax())
     return lo + k if full[k] else -1
+
+
+def start_value(inst: Instance, start: np.ndarray) -> float:
+    """Value ``V`` of a start array (``-1``: not run), to compare candidates.
+
+    Only for choosing between candidates inside a method: the value a method
+    reports is always the checker's (:func:`finish`).
+    """
+    return float(inst.job_values[start >= 0].sum())
 
 
 def occupy(free: np.ndarray, s: int, g: int, p: int) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from instances import Instance, Result
 
-from ._core import finish
+from ._core import finish, start_value
 from .backfill import conservative_starts, easy_starts
 from .fifo import fifo_starts
 from .listsched import list_starts, parallel_starts
@@ -101,39 +101,37 @@ def best(
     def left() -> float | None:
         return None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))
 
-    values = inst.job_values
     best_start: np.ndarray | None = None
     best_val, best_name = -1.0, ""
-    for method, params in CONSTRUCTIVE_MEMBERS:
-        start = _constructive(inst, method, params)
-        val = float(values[start >= 0].sum())
+
+    def offer(start: np.ndarray, name: str) -> None:
+        """Keep ``start`` if it beats the incumbent (the first one wins ties)."""
+        nonlocal best_start, best_val, best_name
+        val = start_value(inst, start)
         if val > best_val:
-            best_start, best_val = start, val
-            best_name = method + "".join(f" {k}={v}" for k, v in params.items())
+            best_start, best_val, best_name = start, val, name
+
+    for method, params in CONSTRUCTIVE_MEMBERS:
+        offer(_constructive(inst, method, params),
+              method + "".join(f" {k}={v}" for k, v in params.items()))
     rest = left()
     order, start, done = sampling_order(
         inst, passes=passes, time_limit=None if rest is None else 0.2 * rest, seed=seed
     )
-    val = float(values[start >= 0].sum())
-    if val > best_val:
-        best_start, best_val, best_name = start, val, f"sampling ({done} passes)"
+    offer(start, f"sampling ({done} passes)")
     rest = left()
     _, start, moves = local_search_order(
         inst, order, iterations=iterations, time_limit=None if rest is None else 0.25 * rest,
         seed=seed,
     )
-    val = float(values[start >= 0].sum())
-    if val > best_val:
-        best_start, best_val, best_name = start, val, f"local-search ({moves} moves)"
+    offer(start, f"local-search ({moves} moves)")
     assert best_start is not None
     windows = improved = 0
     if lns_rounds > 0:
         start, windows, improved = lns_improve(
             inst, best_start, time_limit=left(), rounds=lns_rounds, seed=seed
         )
-        val = float(values[start >= 0].sum())
-        if val > best_val:
-            best_start, best_val, best_name = start, val, f"lns ({improved} windows improved)"
+        offer(start, f"lns ({improved} windows improved)")
     logger.debug("best: %s, value %.6g", best_name, best_val)
     return finish(
         inst, "best", best_start, reservation="curve", started_at=t0,

@@ -15,16 +15,12 @@ import numpy as np
 
 from instances import Instance, Result
 
-from ._core import check_reservation, finish, hinted_fit, job_arrays, serial_starts
+from ._core import check_reservation, finish, hinted_fit, job_arrays, serial_starts, start_value
 from .rules import RULES, order_by
 
 __all__ = ["OrderSearch", "local_search", "local_search_order", "sampling", "sampling_order"]
 
 logger = logging.getLogger(__name__)
-
-
-def _value(inst: Instance, start: np.ndarray) -> float:
-    return float(inst.job_values[start >= 0].sum())
 
 
 def sampling_order(
@@ -67,7 +63,7 @@ def sampling_order(
             sigma = float(np.exp(rng.uniform(np.log(0.02), np.log(2.0))))
             order = np.argsort(ranks[k % len(ranks)] + sigma * rng.random(n), kind="stable")
         start = serial_starts(cap.copy(), order, jobs)
-        val = _value(inst, start)
+        val = start_value(inst, start)
         done += 1
         if val > best_val:
             best_order, best_start, best_val = order, start, val
