@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -111,6 +112,8 @@ def lns_improve(
     max_jobs: int = 40,
     sub_time_limit: float = 1.0,
     seed: int = 0,
+    exchange: Callable[[np.ndarray, float], np.ndarray | None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> tuple[np.ndarray, int, int]:
     """Improve a feasible ``curve`` start array by window re-solves.
 
@@ -128,6 +131,13 @@ def lns_improve(
     search stops. A window MILP gets ``sub_time_limit`` seconds, cut to the
     time left less 0.2 s; HiGHS may overrun a limit by a little (it checks the
     clock between phases).
+
+    ``exchange``, when given, is called before every round with the current
+    start array and its value; it may return a better feasible start array
+    (found elsewhere, e.g. by a MILP running beside this search), which the
+    search then continues from. :func:`milp.solve` uses it to run this search
+    next to HiGHS and trade incumbents with it. ``should_stop``, when given,
+    is asked before every round; the search ends when it returns true.
     """
     try:
         import milp
@@ -150,6 +160,12 @@ def lns_improve(
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
         if left is not None and left <= 0.25:  # keep room for the last solve's overhead
             break
+        if should_stop is not None and should_stop():
+            break
+        if exchange is not None:
+            other = exchange(start, float(values[start >= 0].sum()))
+            if other is not None:
+                start = np.asarray(other, dtype=np.int64).copy()
         W = min(max(int(sizes[int(rng.integers(len(sizes)))]), 1), T)
         if k == 0 and inst.num_jobs <= size:
             W = T  # a small instance: first re-solve it whole

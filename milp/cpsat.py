@@ -80,10 +80,12 @@ def solve_cpsat(
     progress: bool,
     seed: int = 0,
     stop: threading.Event | None = None,
+    **options: Any,
 ) -> RawSolve:
     """Solve with OR-Tools CP-SAT (``threads`` search workers).
 
     ``stop``, when set by another solver of a portfolio, ends the search.
+    ``**options`` are CP-SAT parameters by name (``interleave_search=True``, ...).
     """
     from ortools.sat.python import cp_model
     from ortools.util.python import sorted_interval_list
@@ -131,6 +133,10 @@ def solve_cpsat(
     solver.parameters.num_workers = int(threads)
     solver.parameters.relative_gap_limit = float(mip_gap)
     solver.parameters.random_seed = int(seed)
+    for key, value in options.items():
+        if not hasattr(solver.parameters, key):
+            raise ValueError(f"params: CP-SAT has no parameter {key!r}")
+        setattr(solver.parameters, key, value)
     done = threading.Event()
     if stop is not None:
         def watch() -> None:

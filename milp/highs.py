@@ -17,7 +17,7 @@ from instances import Status
 from ._common import RawSolve
 from .formulation import Formulation
 
-__all__ = ["STATUS", "lp_relaxation", "silence_banner", "solve_highs"]
+__all__ = ["STATUS", "Exchange", "lp_relaxation", "silence_banner", "solve_highs"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +35,7 @@ STATUS: dict[str, Status] = {
 _threads_in_use: list[int] = []
 _banner_lock = threading.Lock()
 _banner_done: list[bool] = []
+_pool_lock = threading.Lock()
 
 
 def silence_banner() -> None:
@@ -70,9 +71,10 @@ def _new_highs(threads: int) -> Any:
     h.setOptionValue("output_flag", False)
     # HiGHS's thread pool is process-wide and fixed at its first use: reset
     # it when a different count is asked for, or ``run`` fails.
-    if _threads_in_use and _threads_in_use[-1] != threads:
-        h.resetGlobalScheduler(True)
-    _threads_in_use[:] = [threads]
+    with _pool_lock:
+        if _threads_in_use and _threads_in_use[-1] != threads:
+            h.resetGlobalScheduler(True)
+        _threads_in_use[:] = [threads]
     h.setOptionValue("threads", int(threads))
     return h
 
@@ -131,6 +133,85 @@ class _Progress:
         self.bar.close()
 
 
+class Exchange:
+    """Incumbents traded between HiGHS and a large-neighbourhood search beside it.
+
+    HiGHS proves the bound; the LNS of :func:`heuristics.lns.lns_improve`,
+    run in a second thread, finds better schedules than HiGHS's own
+    heuristics on the harder instances. Each side hands its improvements to
+    the other: the LNS's through HiGHS's user-solution callback (HiGHS
+    checks every one it is given), HiGHS's through the improving-solution
+    callback, which the LNS picks up before its next window.
+
+    Parameters
+    ----------
+    form
+        The formulation HiGHS solves.
+    start
+        The warm start both sides begin from (per-job start array).
+    """
+
+    def __init__(self, form: Formulation, start: np.ndarray) -> None:
+        self.form = form
+        self.values = form.instance.job_values
+        self.lock = threading.Lock()
+        self.start = np.asarray(start, dtype=np.int64).copy()
+        self.value = float(self.values[self.start >= 0].sum())
+        self.to_highs: np.ndarray | None = None
+        self.done = threading.Event()
+        self.counts = {"lns": 0, "highs": 0, "given": 0}
+
+    def _better(self, value: float) -> bool:
+        return value > self.value + 1e-9 * max(1.0, abs(self.value))
+
+    def from_lns(self, start: np.ndarray, value: float) -> np.ndarray | None:
+        """The LNS's current schedule in; a better one (from HiGHS) out, or ``None``."""
+        with self.lock:
+            if self._better(value):
+                self.start, self.value = start.copy(), value
+                self.to_highs = self.form.encode(start)
+                self.counts["lns"] += 1
+                return None
+            if value < self.value - 1e-9 * max(1.0, abs(self.value)):
+                return self.start.copy()
+            return None
+
+    def from_highs(self, e: Any) -> None:
+        """``cbMipImprovingSolution``: keep HiGHS's incumbent if it is the best so far."""
+        start = self.form.decode(np.asarray(e.data_out.mip_solution))
+        value = float(self.values[start >= 0].sum())
+        with self.lock:
+            if self._better(value):
+                self.start, self.value = start, value
+                self.to_highs = None
+                self.counts["highs"] += 1
+
+    def give_highs(self, e: Any) -> None:
+        """``cbMipUserSolution``: hand HiGHS the LNS's latest improvement."""
+        with self.lock:
+            x, self.to_highs = self.to_highs, None
+        if x is not None:
+            e.data_in.setSolution(x)
+            self.counts["given"] += 1
+
+    def run_lns(self, time_limit: float, seed: int) -> None:
+        """The LNS loop of the helper thread, until ``time_limit`` or :attr:`done`."""
+        from heuristics.lns import lns_improve
+
+        try:
+            lns_improve(
+                self.form.instance, self.start, time_limit=time_limit, rounds=10**9, seed=seed,
+                exchange=self.from_lns, should_stop=self.done.is_set,
+            )
+        except Exception:  # the helper must never take the solve down with it
+            logger.exception("LNS helper failed; HiGHS goes on alone")
+
+    def summary(self) -> str:
+        c = self.counts
+        return (f"LNS helper: {c['lns']} improvements ({c['given']} handed to HiGHS), "
+                f"{c['highs']} from HiGHS")
+
+
 def solve_highs(
     form: Formulation,
     *,
@@ -142,6 +223,7 @@ def solve_highs(
     root_lp: bool = True,
     seed: int = 0,
     stop: threading.Event | None = None,
+    lns_helper: bool | None = None,
     **options: Any,
 ) -> RawSolve:
     """Solve with highspy.
@@ -155,12 +237,32 @@ def solve_highs(
         HiGHS ``random_seed``.
     stop
         When set (by another solver of a portfolio), the search stops.
+    lns_helper
+        Run the large-neighbourhood search of :class:`Exchange` in a second
+        thread beside HiGHS, trading incumbents (needs a warm start). HiGHS
+        then runs on one thread, whatever ``threads`` says, as the LNS's
+        window MILPs do (HiGHS's thread pool is one per process). ``None``
+        (default): on when ``threads == 2``, where it beats a second HiGHS
+        worker (``benchmarks/bench_milp.py``, medium family); above two
+        threads HiGHS gets them all.
     **options
         Further HiGHS options by name (``presolve="off"``, ...).
     """
     t0 = time.perf_counter()
+    if lns_helper is None:
+        lns_helper = threads == 2
+    helper = Exchange(form, warm_start) if lns_helper and warm_start is not None else None
+    if helper is not None:
+        threads = 1  # the LNS's window MILPs run on one thread: one scheduler for both
     lp_bound = lp_relaxation(form, time_limit, threads) if root_lp else None
     h = _new_highs(threads)
+    lns = None
+    if helper is not None:  # started once HiGHS's thread pool is set up for one thread
+        lns = threading.Thread(
+            target=helper.run_lns, args=(max(0.0, time_limit - 0.3 - (time.perf_counter() - t0)), seed),
+            daemon=True,
+        )
+        lns.start()
     remaining = max(0.0, time_limit - (time.perf_counter() - t0))
     h.setOptionValue("time_limit", remaining)
     h.setOptionValue("mip_rel_gap", float(mip_gap))
@@ -183,9 +285,15 @@ def solve_highs(
                 e.data_in.user_interrupt = True
 
         h.cbMipInterrupt.subscribe(interrupt)
+    if helper is not None:
+        h.cbMipImprovingSolution.subscribe(helper.from_highs)
+        h.cbMipUserSolution.subscribe(helper.give_highs)
     try:
         h.run()
     finally:
+        if helper is not None and lns is not None:
+            helper.done.set()
+            lns.join()
         if bar is not None:
             bar.close()
     name = h.modelStatusToString(h.getModelStatus())
@@ -197,11 +305,17 @@ def solve_highs(
         start = form.decode(np.asarray(h.getSolution().col_value))
     # the dual bound exists only once the MIP solver has run (node count >= 0)
     dual = float(info.mip_dual_bound) if info.mip_node_count >= 0 else math.inf
+    message = f"HiGHS: {name}" if status is not Status.ERROR else f"HiGHS model status: {name}"
+    alternatives: tuple[np.ndarray, ...] = ()
+    if helper is not None:
+        message += f"; {helper.summary()}"
+        alternatives = (helper.start,)
     return RawSolve(
         status=status,
         start=start,
         dual_bound=dual if math.isfinite(dual) else None,
         lp_bound=lp_bound,
         nodes=int(info.mip_node_count) if info.mip_node_count >= 0 else None,
-        message=f"HiGHS: {name}" if status is not Status.ERROR else f"HiGHS model status: {name}",
+        message=message,
+        alternatives=alternatives,
     )

@@ -229,7 +229,11 @@ def solve(
     aggregate, cliques
         Formulation options (see :func:`milp.build`).
     **params
-        Backend options (HiGHS: ``root_lp``, ``seed`` and HiGHS options by name).
+        Backend options. HiGHS: ``root_lp``, ``seed``, ``lns_helper`` (run the
+        large-neighbourhood search beside HiGHS in a second thread, trading
+        incumbents with it; on by default when ``threads == 2``: see
+        :func:`milp.highs.solve_highs`) and HiGHS
+        options by name. CP-SAT: ``seed`` and CP-SAT parameters by name.
 
     Returns
     -------
