@@ -12,9 +12,11 @@ Parts (``--parts``, comma separated; default ``build,small,medium``):
 ``medium``
     Gap ``(UB - V) / UB`` after ``--time-limit`` wall seconds on ``medium`` seeds
     (with the process CPU seconds the solve got, telling a loaded machine apart),
-    HiGHS (method ``milp``) and CP-SAT (``cpsat``) side by side, both warm
-    started by the ``best`` heuristic, with the heuristic's own value;
-    ``--portfolio`` adds both in parallel on two threads.
+    side by side, all warm started by the ``best`` heuristic (whose own value
+    is printed): HiGHS alone on ``--threads`` threads (``highs``), HiGHS on one
+    thread with the LNS helper on a second (``highs+lns``, what ``milp.solve``
+    does by default on two threads), and CP-SAT on ``--threads`` workers;
+    ``--portfolio`` adds HiGHS and CP-SAT in parallel on two threads.
 ``reference``
     The three configurations measured before the MILP issue: 60 jobs x 168
     slots x 8 GPUs and 200 x 168 x 64 after ``--time-limit`` s, 80 x 168 x 16
@@ -125,16 +127,20 @@ def _side_by_side(tag: str, inst: instances.Instance, limit: float, args: argpar
                   gaps: dict[str, list[float]]) -> None:
     best = heuristics.solve(inst, "best", time_limit=min(10.0, 0.1 * limit))
     print(f"[{tag}] {inst.summary()}; best heuristic {best.value:.2f} in {best.runtime_s:.1f} s")
-    backends = [("highs", args.threads), ("cpsat", args.threads)]
+    configs: list[tuple[str, str, int, dict[str, Any]]] = [
+        ("highs", "highs", args.threads, {"lns_helper": False}),
+        ("highs+lns", "highs", 2, {"lns_helper": True}),
+        ("cpsat", "cpsat", args.threads, {}),
+    ]
     if args.portfolio:
-        backends.append(("portfolio", max(2, args.threads)))
-    for backend, threads in backends:
+        configs.append(("portfolio", "portfolio", max(2, args.threads), {}))
+    for name, backend, threads, kw in configs:
         cpu = time.process_time()
         res = milp.solve(inst, backend=backend, time_limit=limit, warm_start=best,
-                         threads=threads)
+                         threads=threads, **kw)
         cpu = time.process_time() - cpu
-        gaps.setdefault(backend, []).append(res.gap if res.gap is not None else float("nan"))
-        label = f"[{tag}] seed {inst.meta.get('seed', '?')}" + (" portfolio" if backend == "portfolio" else "")
+        gaps.setdefault(name, []).append(res.gap if res.gap is not None else float("nan"))
+        label = f"[{tag}] seed {inst.meta.get('seed', '?')} {name} ({threads} thr.)"
         print(_row(label, res,
                    f"cpu {cpu:5.1f} s (+{100 * (res.value - best.value) / max(best.value, 1e-9):.2f}% "
                    "over best)"))
