@@ -79,19 +79,38 @@ def _new_highs(threads: int) -> Any:
     return h
 
 
-def _pass(h: Any, form: Formulation) -> None:
+def objective_scale(c: np.ndarray) -> float:
+    """Power of two that brings the largest objective coefficient near 1,000.
+
+    HiGHS reads a cost of 1e20 or more as infinite and treats costs near its
+    tolerances (about 1e-7) as zero, so values far from 1 would give a
+    refused model or a wrong optimum. Multiplying by a power of two is exact
+    in floating point, and dividing HiGHS's objective and bound by it gives
+    them back unchanged. Coefficients whose largest is within
+    ``[1e-3, 1e6]`` keep their scale (1.0).
+    """
+    top = float(np.abs(c).max(initial=0.0))
+    if top == 0.0 or 1e-3 <= top <= 1e6:
+        return 1.0
+    return float(2.0 ** (10 - math.ceil(math.log2(top))))
+
+
+def _pass(h: Any, form: Formulation) -> float:
+    """Pass ``form`` to ``h`` with its objective scaled; return the scale."""
     import highspy
 
     A = form.A
+    scale = objective_scale(form.c)
     status = h.passModel(
         form.num_cols, form.num_rows, form.nnz,
         int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMaximize), 0.0,
-        form.c, form.col_lower, form.col_upper, form.row_lower, form.row_upper,
+        form.c * scale, form.col_lower, form.col_upper, form.row_lower, form.row_upper,
         A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data,
         form.integrality.astype(np.int32),
     )
     if status == highspy.HighsStatus.kError:
         raise RuntimeError("HiGHS refused the model (passModel returned kError)")
+    return scale
 
 
 def lp_relaxation(form: Formulation, time_limit: float, threads: int = 1) -> float | None:
@@ -99,21 +118,22 @@ def lp_relaxation(form: Formulation, time_limit: float, threads: int = 1) -> flo
     h = _new_highs(threads)
     h.setOptionValue("time_limit", max(0.0, float(time_limit)))
     h.setOptionValue("solve_relaxation", True)
-    _pass(h, form)
+    scale = _pass(h, form)
     h.run()
     if h.modelStatusToString(h.getModelStatus()) != "Optimal":
         return None
-    return float(h.getInfo().objective_function_value)
+    return float(h.getInfo().objective_function_value) / scale
 
 
 class _Progress:
     """A tqdm bar over the time limit showing incumbent, bound and gap."""
 
-    def __init__(self, time_limit: float, name: str) -> None:
+    def __init__(self, time_limit: float, name: str, scale: float = 1.0) -> None:
         from tqdm.auto import tqdm
 
         self.bar = tqdm(total=round(time_limit, 1), desc=name, unit="s", leave=True)
         self.last = 0.0
+        self.scale = scale
 
     def __call__(self, e: Any) -> None:
         out = e.data_out
@@ -122,7 +142,7 @@ class _Progress:
             return
         self.bar.update(round(now - self.bar.n, 1))
         self.last = now
-        inc, bound = out.mip_primal_bound, out.mip_dual_bound
+        inc, bound = out.mip_primal_bound / self.scale, out.mip_dual_bound / self.scale
         self.bar.set_postfix(
             incumbent=f"{inc:.6g}" if math.isfinite(inc) else "-",
             bound=f"{bound:.6g}" if math.isfinite(bound) else "-",
@@ -272,11 +292,11 @@ def solve_highs(
     for key, value in options.items():
         if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
             raise ValueError(f"params: HiGHS rejects option {key}={value!r}")
-    _pass(h, form)
+    scale = _pass(h, form)
     if warm_start is not None:
         x = form.encode(warm_start)
         h.setSolution(form.num_cols, np.arange(form.num_cols, dtype=np.int32), x)
-    bar = _Progress(remaining, "milp") if progress else None
+    bar = _Progress(remaining, "milp", scale) if progress else None
     if bar is not None:
         h.cbMipInterrupt.subscribe(bar)
     if stop is not None:
@@ -304,7 +324,7 @@ def solve_highs(
     if info.primal_solution_status == 2:  # kSolutionStatusFeasible
         start = form.decode(np.asarray(h.getSolution().col_value))
     # the dual bound exists only once the MIP solver has run (node count >= 0)
-    dual = float(info.mip_dual_bound) if info.mip_node_count >= 0 else math.inf
+    dual = float(info.mip_dual_bound) / scale if info.mip_node_count >= 0 else math.inf
     message = f"HiGHS: {name}" if status is not Status.ERROR else f"HiGHS model status: {name}"
     alternatives: tuple[np.ndarray, ...] = ()
     if helper is not None:

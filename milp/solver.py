@@ -118,8 +118,16 @@ WARM_START_SHARE = 0.1
 """Largest share of the time limit the automatic warm start may spend (capped at 10 s)."""
 
 
-def _tolerance(value: float) -> float:
-    return 1e-6 * max(1.0, abs(value))
+def _tolerance(inst: Instance, value: float) -> float:
+    """Slack for comparing values and bounds: relative, on the scale of the job values.
+
+    ``1e-6`` times the larger of ``|value|`` and the smallest positive job
+    value, so that instances whose values are all far below 1 are held to
+    the same relative standard as the others.
+    """
+    values = inst.job_values[inst.job_values > 0]
+    floor = float(values.min()) if values.size else 1.0
+    return 1e-6 * max(abs(value), floor)
 
 
 def _accepts(fn: Any, name: str) -> bool:
@@ -310,7 +318,7 @@ def _assemble(
             notes.append(f"{label} rejected by the checker: {e}")
             status = Status.ERROR
             continue
-        if best is None or metrics.value > best[2].value + _tolerance(metrics.value):
+        if best is None or metrics.value > best[2].value + _tolerance(inst, metrics.value):
             best = (label, schedule, metrics)
     assert best is not None  # the empty schedule is always feasible
     label, schedule, metrics = best
@@ -325,7 +333,7 @@ def _assemble(
         bounds += [b for b in (raw.dual_bound, raw.lp_bound) if b is not None and math.isfinite(b)]
     upper: float | None = min(bounds)
     assert upper is not None
-    if upper < value - _tolerance(value):
+    if upper < value - _tolerance(inst, value):
         notes.append(
             f"bug: upper bound {upper!r} below the checked value {value!r} "
             f"(dual {raw.dual_bound!r}, lp {raw.lp_bound!r})"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -184,3 +185,21 @@ def test_arbitrary_float_priorities_keep_a_valid_cpsat_bound() -> None:
     check(inst, res)
     assert res.value == pytest.approx(best)
     assert res.upper_bound >= best
+
+
+@pytest.mark.parametrize("factor", [1e-12, 1e-9, 1e-4, 1e9, 1e20, 1e25])
+@pytest.mark.parametrize("seed", [3, 11])
+def test_highs_is_exact_whatever_the_scale_of_the_values(seed: int, factor: float) -> None:
+    """Values far from 1 (HiGHS reads a cost of 1e20 as infinite, 1e-9 as zero) are scaled."""
+    base = tiny_instance(seed, n=5, G=4, T=8)
+    inst = Instance(base.name, base.num_gpus, base.horizon, base.services,
+                    tuple(replace(j, priority=j.priority * factor) for j in base.jobs),
+                    base.slot_hours)
+    best, _ = brute_force(inst)
+    for ws in (None, "auto"):
+        res = milp.solve(inst, mip_gap=0, time_limit=20, warm_start=ws)
+        check(inst, res)
+        assert res.status == "optimal", res.message
+        assert res.value == pytest.approx(best, rel=1e-9)
+        assert res.upper_bound == pytest.approx(best, rel=1e-6)
+        assert res.lp_bound is not None and res.lp_bound >= best * (1 - 1e-6)
