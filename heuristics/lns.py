@@ -114,6 +114,7 @@ def lns_improve(
     seed: int = 0,
     exchange: Callable[[np.ndarray, float], np.ndarray | None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    stall_rounds: int | None = 40,
 ) -> tuple[np.ndarray, int, int]:
     """Improve a feasible ``curve`` start array by window re-solves.
 
@@ -123,14 +124,22 @@ def lns_improve(
     less than the longest job) at a random offset; every third round frees
     the running jobs nearest to a random slot and some not-run jobs, to move
     anywhere in the horizon (:func:`nearby_jobs`: long jobs, which a window
-    seldom holds, move too). At most ``max_jobs`` jobs are freed; that cap
-    shrinks by a quarter (not below 8) after each round whose MILP is not
-    solved to optimality in time, and grows back by one after each that is.
+    seldom holds, move too). At most ``max_jobs`` jobs are freed (outside a
+    widened round, below); that cap shrinks by a quarter (not below 8) after
+    each round whose MILP is not solved to optimality in time, and grows
+    back by one after each that is.
     An instance of at most ``max_jobs`` jobs is first re-solved whole; when
     that MILP is solved to optimality, the schedule is optimal and the
     search stops. A window MILP gets ``sub_time_limit`` seconds, cut to the
     time left less 0.2 s; HiGHS may overrun a limit by a little (it checks the
     clock between phases).
+
+    After ``stall_rounds`` rounds without an improvement, the search widens:
+    windows, freed jobs and the window MILP's time limit are doubled (tripled
+    after twice as many), until the next improvement (``None``: never).
+    Measured on ``medium`` seed 5 (``best`` start, 40 s, 8 random seeds):
+    mean 4,840 against 4,833 without it, best 4,859 against 4,846; it only
+    differs from the plain search once a run has stalled.
 
     ``exchange``, when given, is called before every round with the current
     start array and its value; it may return a better feasible start array
@@ -156,6 +165,7 @@ def lns_improve(
     values = inst.job_values
     done = improved = 0
     size = max_jobs  # freed jobs per window: shrinks after a window MILP is not solved
+    stall = 0  # rounds since the last improvement
     for k in range(rounds):
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
         if left is not None and left <= 0.25:  # keep room for the last solve's overhead
@@ -166,21 +176,22 @@ def lns_improve(
             other = exchange(start, float(values[start >= 0].sum()))
             if other is not None:
                 start = np.asarray(other, dtype=np.int64).copy()
-        W = min(max(int(sizes[int(rng.integers(len(sizes)))]), 1), T)
+        boost = 1 if not stall_rounds else min(3, 1 + stall // stall_rounds)
+        W = min(max(int(sizes[int(rng.integers(len(sizes)))]) * boost, 1), T)
         if k == 0 and inst.num_jobs <= size:
             W = T  # a small instance: first re-solve it whole
         if k % 3 == 2 and W < T:
             a, b = 0, T
-            freed = nearby_jobs(inst, start, float(rng.uniform(0, T)), size, rng)
+            freed = nearby_jobs(inst, start, float(rng.uniform(0, T)), size * boost, rng)
         else:
             a = int(rng.integers(0, T - W + 1))
             b = a + W
-            freed = window_jobs(inst, start, a, b, size, rng)
+            freed = window_jobs(inst, start, a, b, size * boost, rng)
         sub, warm = sub_instance(inst, start, a, b, freed)
         done += 1
         if sub.num_jobs == 0:
             continue
-        tl = sub_time_limit if left is None else min(sub_time_limit, left - 0.2)
+        tl = sub_time_limit * boost if left is None else min(sub_time_limit * boost, left - 0.2)
         try:
             res = milp.solve(sub, time_limit=tl, warm_start=warm, threads=1, root_lp=False)
         except (ValueError, RuntimeError) as e:  # e.g. a model over the column cap
@@ -193,8 +204,14 @@ def lns_improve(
         if res.value >= before - 1e-9:  # ties too: a new placement of equal value
             new = res.schedule.to_array(sub)
             start[freed] = np.where(new >= 0, new + a, -1)
-            improved += res.value > before + 1e-9
-        if res.status != "optimal":
+            better = res.value > before + 1e-9
+            improved += better
+            stall = 0 if better else stall + 1
+        else:
+            stall += 1
+        if boost > 1:
+            pass  # a boosted window is meant to be hard: its outcome leaves the size alone
+        elif res.status != "optimal":
             size = max(8, (3 * size) // 4)
         elif size < max_jobs:
             size += 1

@@ -149,3 +149,32 @@ def test_helper_is_on_by_default_on_two_threads_only(threads: int, flag: bool | 
     res = milp.solve(inst, time_limit=1, threads=threads, **kw)
     assert ("LNS helper" in res.message) is on
     assert res.upper_bound is not None and res.upper_bound >= res.value - 1e-6
+
+
+def test_a_stalled_lns_widens_its_windows_and_stays_feasible(monkeypatch: pytest.MonkeyPatch) -> None:
+    import heuristics.lns as lns
+
+    inst = instances.generate("medium", seed=2)
+    weak, _ = _two_schedules(inst)
+    freed_sizes: list[int] = []
+    limits: list[float] = []
+    real_window, real_solve = lns.window_jobs, milp.solve
+
+    def window_jobs(inst_: instances.Instance, start: np.ndarray, a: int, b: int, max_jobs: int,
+                    rng: np.random.Generator) -> np.ndarray:
+        freed_sizes.append(max_jobs)
+        return real_window(inst_, start, a, b, max_jobs, rng)
+
+    def solve(sub: instances.Instance, **kw: object) -> instances.Result:
+        limits.append(float(kw["time_limit"]))  # type: ignore[arg-type]
+        return real_solve(sub, **kw)
+
+    monkeypatch.setattr(lns, "window_jobs", window_jobs)
+    monkeypatch.setattr(milp, "solve", solve)
+    out, rounds, _ = lns.lns_improve(inst, weak, time_limit=None, rounds=12, max_jobs=10,
+                                     sub_time_limit=0.5, stall_rounds=1, seed=3)
+    assert rounds == 12
+    assert max(freed_sizes) > 10 and max(limits) > 0.5  # some rounds were widened
+    assert max(freed_sizes) <= 30 and max(limits) <= 1.5 + 1e-9  # at most tripled
+    assert _value(inst, out) >= _value(inst, weak) - 1e-9
+    instances.evaluate(inst, instances.Schedule.from_array(inst, out), enforce_reservation=True)
