@@ -262,9 +262,10 @@ def solve_highs(
         thread beside HiGHS, trading incumbents (needs a warm start). HiGHS
         then runs on one thread, whatever ``threads`` says, as the LNS's
         window MILPs do (HiGHS's thread pool is one per process). ``None``
-        (default): on when ``threads == 2``, where it beats a second HiGHS
-        worker (``benchmarks/bench_milp.py``, medium family); above two
-        threads HiGHS gets them all.
+        (default): on when ``threads == 2``, where it gave a better worst
+        gap than a second HiGHS worker on the medium family (1.06% against
+        1.41%, same median; ``benchmarks/bench_milp.py --threads 2``); above
+        two threads HiGHS gets them all.
     **options
         Further HiGHS options by name (``presolve="off"``, ...).
     """
