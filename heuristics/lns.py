@@ -20,7 +20,7 @@ import numpy as np
 
 from instances import Instance, Job, Result, Schedule, Service
 
-from ._core import finish
+from ._core import finish, start_value
 from .rules import order_by
 from .search import local_search_order, sampling_order
 
@@ -173,7 +173,7 @@ def lns_improve(
         if should_stop is not None and should_stop():
             break
         if exchange is not None:
-            other = exchange(start, float(values[start >= 0].sum()))
+            other = exchange(start, start_value(inst, start))
             if other is not None:
                 start = np.asarray(other, dtype=np.int64).copy()
         boost = 1 if not stall_rounds else min(3, 1 + stall // stall_rounds)

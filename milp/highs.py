@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import os
@@ -172,36 +173,38 @@ class Exchange:
     """
 
     def __init__(self, form: Formulation, start: np.ndarray) -> None:
+        from heuristics._core import start_value
+
         self.form = form
-        self.values = form.instance.job_values
+        self.value_of = functools.partial(start_value, form.instance)
         self.lock = threading.Lock()
         self.start = np.asarray(start, dtype=np.int64).copy()
-        self.value = float(self.values[self.start >= 0].sum())
+        self.value = self.value_of(self.start)
         self.to_highs: np.ndarray | None = None
         self.done = threading.Event()
         self.counts = {"lns": 0, "highs": 0, "given": 0}
 
-    def _better(self, value: float) -> bool:
-        return value > self.value + 1e-9 * max(1.0, abs(self.value))
+    def _compare(self, value: float) -> int:
+        """``1`` if ``value`` beats the best so far, ``-1`` if it is behind, else ``0``."""
+        slack = 1e-9 * abs(self.value)
+        return 1 if value > self.value + slack else -1 if value < self.value - slack else 0
 
     def from_lns(self, start: np.ndarray, value: float) -> np.ndarray | None:
         """The LNS's current schedule in; a better one (from HiGHS) out, or ``None``."""
         with self.lock:
-            if self._better(value):
+            side = self._compare(value)
+            if side > 0:
                 self.start, self.value = start.copy(), value
                 self.to_highs = self.form.encode(start)
                 self.counts["lns"] += 1
-                return None
-            if value < self.value - 1e-9 * max(1.0, abs(self.value)):
-                return self.start.copy()
-            return None
+            return self.start.copy() if side < 0 else None
 
     def from_highs(self, e: Any) -> None:
         """``cbMipImprovingSolution``: keep HiGHS's incumbent if it is the best so far."""
         start = self.form.decode(np.asarray(e.data_out.mip_solution))
-        value = float(self.values[start >= 0].sum())
+        value = self.value_of(start)
         with self.lock:
-            if self._better(value):
+            if self._compare(value) > 0:
                 self.start, self.value = start, value
                 self.to_highs = None
                 self.counts["highs"] += 1
@@ -277,14 +280,12 @@ def solve_highs(
         threads = 1  # the LNS's window MILPs run on one thread: one scheduler for both
     lp_bound = lp_relaxation(form, time_limit, threads) if root_lp else None
     h = _new_highs(threads)
+    remaining = max(0.0, time_limit - (time.perf_counter() - t0))
     lns = None
     if helper is not None:  # started once HiGHS's thread pool is set up for one thread
-        lns = threading.Thread(
-            target=helper.run_lns, args=(max(0.0, time_limit - 0.3 - (time.perf_counter() - t0)), seed),
-            daemon=True,
-        )
+        lns = threading.Thread(target=helper.run_lns, args=(max(0.0, remaining - 0.3), seed),
+                               daemon=True)
         lns.start()
-    remaining = max(0.0, time_limit - (time.perf_counter() - t0))
     h.setOptionValue("time_limit", remaining)
     h.setOptionValue("mip_rel_gap", float(mip_gap))
     h.setOptionValue("random_seed", int(seed))
