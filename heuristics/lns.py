@@ -64,22 +64,35 @@ def sub_instance(
 
 
 def window_jobs(
-    inst: Instance, start: np.ndarray, a: int, b: int, max_jobs: int, rng: np.random.Generator
+    inst: Instance, start: np.ndarray, a: int, b: int, max_jobs: int, rng: np.random.Generator,
+    share: float = 0.5,
 ) -> np.ndarray:
     """Jobs freed by window ``[a, b)``: those running inside it, and not-run jobs that fit in it.
 
-    At most ``max_jobs`` in all: the running ones first (the not-run ones
-    then fill the room left, a random choice when there are more).
+    At most ``max_jobs`` in all, of which a ``share`` (rounded; more when
+    the running ones leave more room) is kept for the not-run jobs: a window
+    that only re-packs the jobs it holds can never add one. When there are
+    more candidates than room, the running ones are a uniform random choice
+    and the not-run ones a random choice weighted by value density
+    ``v_j / (g_j p_j)`` (the priority), the jobs most worth adding. Measured on ``medium``
+    seed 5 (``lns_improve`` from ``best``, 55 s, 12 random seeds): mean
+    4,846 against 4,834 with no room kept (``share=0``), where a window of
+    a quarter of the horizon held more running jobs than ``max_jobs``.
     """
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"share: must be in [0, 1], got {share!r}")
     run = start >= 0
     dur = inst.durations
     inside = np.flatnonzero(run & (start >= a) & (start + dur <= b))
-    if inside.size > max_jobs:
-        inside = np.sort(rng.choice(inside, size=max_jobs, replace=False))
     could = np.flatnonzero(~run & (np.maximum(inst.releases, a) + dur <= np.minimum(inst.deadlines, b)))
-    room = max(0, max_jobs - inside.size)
-    if could.size > room:
-        could = np.sort(rng.choice(could, size=room, replace=False))
+    n_could = min(could.size, max(max_jobs - inside.size, round(share * max_jobs)))
+    n_inside = min(inside.size, max_jobs - n_could)
+    if inside.size > n_inside:
+        inside = np.sort(rng.choice(inside, size=n_inside, replace=False))
+    if could.size > n_could:
+        w = inst.priorities[could] / inst.priorities[could].max()  # density, up to slot_hours
+        w = np.maximum(w, 1e-12)  # each job keeps a chance, whatever the spread of priorities
+        could = np.sort(rng.choice(could, size=n_could, replace=False, p=w / w.sum()))
     return np.concatenate([inside, could])
 
 
@@ -115,11 +128,13 @@ def lns_improve(
     exchange: Callable[[np.ndarray, float], np.ndarray | None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     stall_rounds: int | None = 40,
+    share: float = 0.5,
 ) -> tuple[np.ndarray, int, int]:
     """Improve a feasible ``curve`` start array by window re-solves.
 
     Returns ``(start, rounds_done, rounds_improved)``. Two rounds in three
-    free the jobs of a time window (:func:`window_jobs`) of ``window`` slots
+    free the jobs of a time window (:func:`window_jobs`, keeping a ``share``
+    of the room for not-run jobs) of ``window`` slots
     (by default drawn each round: a quarter or a third of the horizon, never
     less than the longest job) at a random offset; every third round frees
     the running jobs nearest to a random slot and some not-run jobs, to move
@@ -186,7 +201,7 @@ def lns_improve(
         else:
             a = int(rng.integers(0, T - W + 1))
             b = a + W
-            freed = window_jobs(inst, start, a, b, size * boost, rng)
+            freed = window_jobs(inst, start, a, b, size * boost, rng, share=share)
         sub, warm = sub_instance(inst, start, a, b, freed)
         done += 1
         if sub.num_jobs == 0:

@@ -161,9 +161,9 @@ def test_a_stalled_lns_widens_its_windows_and_stays_feasible(monkeypatch: pytest
     real_window, real_solve = lns.window_jobs, milp.solve
 
     def window_jobs(inst_: instances.Instance, start: np.ndarray, a: int, b: int, max_jobs: int,
-                    rng: np.random.Generator) -> np.ndarray:
+                    rng: np.random.Generator, **kw: float) -> np.ndarray:
         freed_sizes.append(max_jobs)
-        return real_window(inst_, start, a, b, max_jobs, rng)
+        return real_window(inst_, start, a, b, max_jobs, rng, **kw)
 
     def solve(sub: instances.Instance, **kw: object) -> instances.Result:
         limits.append(float(kw["time_limit"]))  # type: ignore[arg-type]
