@@ -17,6 +17,7 @@ Parts (``--parts``, comma separated; default ``build,small,medium``):
     thread with the LNS helper on a second (``highs+lns``, what ``milp.solve``
     does by default on two threads), and CP-SAT on ``--threads`` workers;
     ``--portfolio`` adds HiGHS and CP-SAT in parallel on two threads.
+    ``--configs`` picks among these four, ``--runs`` repeats each seed.
 ``reference``
     The three configurations measured before the MILP issue: 60 jobs x 168
     slots x 8 GPUs and 200 x 168 x 64 after ``--time-limit`` s, 80 x 168 x 16
@@ -30,6 +31,8 @@ Usage::
 
     python benchmarks/bench_milp.py --parts build
     python benchmarks/bench_milp.py --parts small,medium --seeds 5 --time-limit 60
+    python benchmarks/bench_milp.py --parts medium --first-seed 5 --seeds 1 --runs 4 \
+        --configs highs+lns --threads 2
 """
 
 from __future__ import annotations
@@ -131,10 +134,11 @@ def _side_by_side(tag: str, inst: instances.Instance, limit: float, args: argpar
         ("highs", "highs", args.threads, {"lns_helper": False}),
         ("highs+lns", "highs", 2, {"lns_helper": True}),
         ("cpsat", "cpsat", args.threads, {}),
+        ("portfolio", "portfolio", max(2, args.threads), {}),
     ]
-    if args.portfolio:
-        configs.append(("portfolio", "portfolio", max(2, args.threads), {}))
     for name, backend, threads, kw in configs:
+        if name not in args.configs:
+            continue
         cpu = time.process_time()
         res = milp.solve(inst, backend=backend, time_limit=limit, warm_start=best,
                          threads=threads, **kw)
@@ -156,7 +160,9 @@ def _summary(tag: str, gaps: dict[str, list[float]]) -> None:
 def part_medium(args: argparse.Namespace) -> None:
     gaps: dict[str, list[float]] = {}
     for seed in range(args.first_seed, args.first_seed + args.seeds):
-        _side_by_side("medium", instances.generate("medium", seed=seed), args.time_limit, args, gaps)
+        for _ in range(args.runs):
+            _side_by_side("medium", instances.generate("medium", seed=seed), args.time_limit, args,
+                          gaps)
     _summary("medium", gaps)
 
 
@@ -206,7 +212,18 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--portfolio", action="store_true",
                     help="also run backend='portfolio' (HiGHS and CP-SAT in parallel, 2 threads)")
+    ap.add_argument("--configs", default="highs,highs+lns,cpsat",
+                    help="configurations of the medium and reference parts, comma separated: "
+                         "highs, highs+lns, cpsat, portfolio")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="runs of each medium seed (the LNS helper's result depends on timing)")
     args = ap.parse_args()
+    args.configs = args.configs.split(",")
+    for name in args.configs:
+        if name not in ("highs", "highs+lns", "cpsat", "portfolio"):
+            ap.error(f"--configs: unknown configuration {name!r}")
+    if args.portfolio and "portfolio" not in args.configs:
+        args.configs.append("portfolio")
     for name in args.parts.split(","):
         if name not in PARTS:
             ap.error(f"--parts: unknown part {name!r}; known: {', '.join(PARTS)}")
