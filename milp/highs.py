@@ -266,9 +266,10 @@ def solve_highs(
         then runs on one thread, whatever ``threads`` says, as the LNS's
         window MILPs do (HiGHS's thread pool is one per process). ``None``
         (default): on when ``threads == 2``, where it gave a better worst
-        gap than a second HiGHS worker on the medium family (1.06% against
-        1.41%, same median; ``benchmarks/bench_milp.py --threads 2``); above
-        two threads HiGHS gets them all.
+        gap than a second HiGHS worker on the medium family (1% reached on
+        11 of 12 seeds against 10, worst 1.02% against 2.00%, same median;
+        ``benchmarks/bench_milp.py --threads 2``); above two threads HiGHS
+        gets them all.
     **options
         Further HiGHS options by name (``presolve="off"``, ...).
     """
