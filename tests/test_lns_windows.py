@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import heuristics
 import instances
 from heuristics.lns import lns_improve, sub_instance, window_jobs
 from instances import Instance, Job
@@ -34,8 +35,6 @@ def test_a_window_keeps_room_for_jobs_not_run() -> None:
 
 def test_a_window_frees_only_jobs_inside_it_and_jobs_that_fit_in_it() -> None:
     inst = instances.generate("medium", seed=5)
-    import heuristics
-
     start = heuristics.solve(inst, "list", rule="density").schedule.to_array(inst)
     rng = np.random.default_rng(1)
     dur, rel, dl = inst.durations, inst.releases, inst.deadlines
@@ -90,8 +89,6 @@ def test_sub_instance_keeps_the_fixed_jobs_capacity_out() -> None:
 
 def test_lns_with_room_for_new_jobs_never_loses_value() -> None:
     inst = instances.generate("medium", seed=3)
-    import heuristics
-
     start = heuristics.solve(inst, "fifo-curve").schedule.to_array(inst)
     for share in (0.0, 0.5, 1.0):
         out, rounds, _ = lns_improve(inst, start, time_limit=None, rounds=6, share=share, seed=4)
