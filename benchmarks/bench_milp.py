@@ -126,19 +126,21 @@ def part_small(args: argparse.Namespace) -> None:
           f"max {max(times):.2f} s over {len(times)} seeds")
 
 
+CONFIGS: dict[str, Any] = {
+    "highs": lambda t: ("highs", t, {"lns_helper": False}),
+    "highs+lns": lambda t: ("highs", 2, {"lns_helper": True}),
+    "cpsat": lambda t: ("cpsat", t, {}),
+    "portfolio": lambda t: ("portfolio", max(2, t), {}),
+}
+"""Configuration name -> ``--threads`` -> (backend, threads, extra ``milp.solve`` options)."""
+
+
 def _side_by_side(tag: str, inst: instances.Instance, limit: float, args: argparse.Namespace,
                   gaps: dict[str, list[float]]) -> None:
     best = heuristics.solve(inst, "best", time_limit=min(10.0, 0.1 * limit))
     print(f"[{tag}] {inst.summary()}; best heuristic {best.value:.2f} in {best.runtime_s:.1f} s")
-    configs: list[tuple[str, str, int, dict[str, Any]]] = [
-        ("highs", "highs", args.threads, {"lns_helper": False}),
-        ("highs+lns", "highs", 2, {"lns_helper": True}),
-        ("cpsat", "cpsat", args.threads, {}),
-        ("portfolio", "portfolio", max(2, args.threads), {}),
-    ]
-    for name, backend, threads, kw in configs:
-        if name not in args.configs:
-            continue
+    for name in args.configs:
+        backend, threads, kw = CONFIGS[name](args.threads)
         cpu = time.process_time()
         res = milp.solve(inst, backend=backend, time_limit=limit, warm_start=best,
                          threads=threads, **kw)
@@ -220,8 +222,8 @@ def main() -> None:
     args = ap.parse_args()
     args.configs = args.configs.split(",")
     for name in args.configs:
-        if name not in ("highs", "highs+lns", "cpsat", "portfolio"):
-            ap.error(f"--configs: unknown configuration {name!r}")
+        if name not in CONFIGS:
+            ap.error(f"--configs: unknown configuration {name!r}; known: {', '.join(CONFIGS)}")
     if args.portfolio and "portfolio" not in args.configs:
         args.configs.append("portfolio")
     for name in args.parts.split(","):

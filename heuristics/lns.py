@@ -227,12 +227,8 @@ def lns_improve(
             stall = 0 if better else stall + 1
         else:
             stall += 1
-        if boost > 1:
-            pass  # a boosted window is meant to be hard: its outcome leaves the size alone
-        elif res.status != "optimal":
-            size = max(8, (3 * size) // 4)
-        elif size < max_jobs:
-            size += 1
+        if boost == 1:  # a widened round is meant to be hard: its outcome leaves the size alone
+            size = max(8, (3 * size) // 4) if res.status != "optimal" else min(max_jobs, size + 1)
         if a == 0 and b == T and sub.num_jobs == can_run and res.status == "optimal":
             break
     return start, done, improved
