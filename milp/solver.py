@@ -18,6 +18,7 @@ import inspect
 import logging
 import math
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ import numpy as np
 from instances import InfeasibleScheduleError, Instance, Result, Schedule, Status, evaluate
 
 from ._common import Backend, RawSolve
-from .formulation import DEFAULT_MAX_COLUMNS, build
+from .formulation import DEFAULT_MAX_COLUMNS, DEFAULT_ROUNDING, build
 
 __all__ = ["BACKENDS", "METHOD_NAMES", "solve", "warm_start_schedule"]
 
@@ -209,6 +210,7 @@ def solve(
     max_columns: int = DEFAULT_MAX_COLUMNS,
     aggregate: bool = True,
     cliques: bool = False,
+    rounding: Sequence[int] = DEFAULT_ROUNDING,
     **params: Any,
 ) -> Result:
     """Solve the time-indexed MILP of an instance.
@@ -234,7 +236,7 @@ def solve(
         Show a progress bar with incumbent and bound (HiGHS backend).
     max_columns
         Refuse larger models (see :func:`milp.build`).
-    aggregate, cliques
+    aggregate, cliques, rounding
         Formulation options (see :func:`milp.build`).
     **params
         Backend options. HiGHS: ``root_lp``, ``seed``, ``lns_helper`` (run the
@@ -266,9 +268,10 @@ def solve(
     method = METHOD_NAMES[backend]
     call = {
         "time_limit": time_limit, "mip_gap": mip_gap, "threads": threads,
-        "backend": backend, "aggregate": aggregate, "cliques": cliques, **params,
+        "backend": backend, "aggregate": aggregate, "cliques": cliques,
+        "rounding": list(rounding), **params,
     }
-    form = build(inst, max_columns, aggregate=aggregate, cliques=cliques)
+    form = build(inst, max_columns, aggregate=aggregate, cliques=cliques, rounding=rounding)
     ws, source = _resolve_warm_start(inst, warm_start, time_limit)
     if ws is not None:
         call["warm_start"] = source

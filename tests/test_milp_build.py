@@ -158,7 +158,7 @@ def test_clique_rows_are_valid_and_keep_the_optimum() -> None:
 
 def test_large_model_counts() -> None:
     inst = instances.generate("large", seed=0, num_jobs=1200, num_gpus=128)
-    form = milp.build(inst)
+    form = milp.build(inst, rounding=())
     assert form.num_cols > 50_000
     assert form.A.shape == (form.num_rows, form.num_cols)
     # nonzeros: one per column in an assignment row, one per covered kept slot
