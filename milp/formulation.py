@@ -379,9 +379,11 @@ def build(
         If the model would have more than ``max_columns`` columns.
     """
     t0 = time.perf_counter()
-    divisors = tuple(rounding)
-    if not all(isinstance(d, (int, np.integer)) and d >= 2 for d in divisors):
-        raise ValueError(f"rounding: divisors must be integers >= 2, got {divisors!r}")
+    divisors = tuple(rounding) if isinstance(rounding, (tuple, list, np.ndarray)) else None
+    if divisors is None or not all(
+        isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 2 for d in divisors
+    ):
+        raise ValueError(f"rounding: must be a sequence of integers >= 2, got {rounding!r}")
     T = inst.horizon
     rep, members = _groups(inst, aggregate)
     K = rep.size

@@ -267,7 +267,8 @@ def solve_highs(
         window MILPs do (HiGHS's thread pool is one per process). ``None``
         (default): on when ``threads == 2``, where it gave a better worst
         gap than a second HiGHS worker on the medium family (1% reached on
-        11 of 12 seeds against 10, worst 1.02% against 2.00%, same median;
+        12 of 12 seeds against 10, worst 0.88% against 1.61%, same median;
+        11 of 12, worst 1.11%, in a second run;
         ``benchmarks/bench_milp.py --threads 2``); above two threads HiGHS
         gets them all.
     **options

@@ -266,12 +266,12 @@ def solve(
     if not (isinstance(threads, int) and threads >= 1):
         raise ValueError(f"threads: must be an integer >= 1, got {threads!r}")
     method = METHOD_NAMES[backend]
+    form = build(inst, max_columns, aggregate=aggregate, cliques=cliques, rounding=rounding)
     call = {
         "time_limit": time_limit, "mip_gap": mip_gap, "threads": threads,
         "backend": backend, "aggregate": aggregate, "cliques": cliques,
-        "rounding": list(rounding), **params,
+        "rounding": [int(d) for d in rounding], **params,
     }
-    form = build(inst, max_columns, aggregate=aggregate, cliques=cliques, rounding=rounding)
     ws, source = _resolve_warm_start(inst, warm_start, time_limit)
     if ws is not None:
         call["warm_start"] = source

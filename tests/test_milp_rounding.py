@@ -80,6 +80,9 @@ def test_rounded_rows_keep_the_optimum(family: str, seed: int) -> None:
     assert a.lp_bound <= b.lp_bound + 1e-6  # never a weaker relaxation
 
 
-def test_a_divisor_below_two_is_refused() -> None:
+@pytest.mark.parametrize("bad", [(1,), (2, 0), (2.5,), 2, "24"])
+def test_a_bad_divisor_is_refused(bad: object) -> None:
     with pytest.raises(ValueError, match="rounding"):
-        milp.build(two_gpu_jobs(), rounding=(1,))
+        milp.build(two_gpu_jobs(), rounding=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="rounding"):
+        milp.solve(two_gpu_jobs(), rounding=bad, warm_start=None)  # type: ignore[arg-type]
