@@ -480,15 +480,16 @@ def build(
         n_rows += q_slots.size
 
     for d in divisors if n else ():
-        coef = rounded_coefficients(col_g[cover], cap[slot], d)
         # a row only where it is not the capacity row over d, and not empty
-        r_mask = (binding & (cap % d > 0))[slot] & (coef > 0)
-        slots = np.unique(slot[r_mask])
+        at = np.flatnonzero((binding & (cap % d > 0))[slot])
+        coef = rounded_coefficients(col_g[cover[at]], cap[slot[at]], d)
+        at, coef = at[coef > 0], coef[coef > 0]
+        slots = np.unique(slot[at])
         rrow = np.full(T, -1, dtype=np.int64)
         rrow[slots] = n_rows + np.arange(slots.size)
-        rows.append(rrow[slot][r_mask])
-        cols.append(cover[r_mask])
-        vals.append(coef[r_mask].astype(np.float64))
+        rows.append(rrow[slot[at]])
+        cols.append(cover[at])
+        vals.append(coef)
         row_kind.append(np.full(slots.size, ROW_ROUNDED))
         row_ref.append(slots)
         row_upper.append((cap[slots] // d).astype(np.float64))
@@ -500,6 +501,7 @@ def build(
     )
     A.sort_indices()
     c = inst.job_values[rep][col_group] if n else np.zeros(0)
+    kinds = np.concatenate(row_kind)
     stats = {
         "build_s": time.perf_counter() - t0,
         "candidate_columns": candidates,
@@ -509,8 +511,8 @@ def build(
         "capacity_rows": int(cap_rows.size),
         "capacity_rows_dropped": int(np.count_nonzero(max_load > 0) - cap_rows.size),
         "assignment_rows": int(n_assign),
-        "clique_rows": int(np.count_nonzero(np.concatenate(row_kind) == ROW_CLIQUE)),
-        "rounded_rows": int(np.count_nonzero(np.concatenate(row_kind) == ROW_ROUNDED)),
+        "clique_rows": int(np.count_nonzero(kinds == ROW_CLIQUE)),
+        "rounded_rows": int(np.count_nonzero(kinds == ROW_ROUNDED)),
     }
     form = Formulation(
         instance=inst,
@@ -525,7 +527,7 @@ def build(
         col_start=_ro(col_start),
         col_group=_ro(col_group),
         groups=tuple(_ro(m) for m in members),
-        row_kind=_ro(np.concatenate(row_kind) if n_rows else np.zeros(0, dtype=np.int64)),
+        row_kind=_ro(kinds if n_rows else np.zeros(0, dtype=np.int64)),
         row_ref=_ro(np.concatenate(row_ref) if n_rows else np.zeros(0, dtype=np.int64)),
         stats=stats,
     )
