@@ -178,3 +178,47 @@ def test_a_stalled_lns_widens_its_windows_and_stays_feasible(monkeypatch: pytest
     assert max(freed_sizes) <= 30 and max(limits) <= 1.5 + 1e-9  # at most tripled
     assert _value(inst, out) >= _value(inst, weak) - 1e-9
     instances.evaluate(inst, instances.Schedule.from_array(inst, out), enforce_reservation=True)
+
+
+def test_lns_steps_aside_once_highs_leads_and_it_has_stalled() -> None:
+    inst = instances.generate("medium", seed=2)
+    form = milp.build(inst)
+    weak, strong = _two_schedules(inst)
+    ex = Exchange(form, weak, patience=0.0)
+    assert not ex.lns_should_stop()  # HiGHS has found nothing yet
+    ex.from_highs(SimpleNamespace(data_out=SimpleNamespace(mip_solution=form.encode(strong))))
+    assert ex.lns_should_stop() and ex.stepped_aside is not None
+    assert "stepped aside" in ex.summary()
+
+    # an LNS improvement takes the lead back; a patient helper never steps aside early
+    ex = Exchange(form, weak, patience=0.0)
+    ex.from_highs(SimpleNamespace(data_out=SimpleNamespace(mip_solution=form.encode(weak))))
+    assert not ex.lns_should_stop()  # HiGHS's start is no improvement: the LNS still leads
+    ex = Exchange(form, weak, patience=3600.0)
+    ex.from_highs(SimpleNamespace(data_out=SimpleNamespace(mip_solution=form.encode(strong))))
+    assert not ex.lns_should_stop()
+    ex.done.set()
+    assert ex.lns_should_stop() and ex.stepped_aside is None
+
+
+def test_window_milps_ask_for_the_thread_count_with_one_worker(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import heuristics.lns as lns
+
+    inst = instances.generate("medium", seed=2)
+    weak, _ = _two_schedules(inst)
+    calls: list[dict[str, object]] = []
+    real_solve = milp.solve
+
+    def solve(sub: instances.Instance, **kw: object) -> instances.Result:
+        calls.append(kw)
+        return real_solve(sub, **kw)
+
+    monkeypatch.setattr(milp, "solve", solve)
+    for threads, extra in ((1, {}), (2, {"parallel": "off"})):
+        calls.clear()
+        out, _, _ = lns.lns_improve(inst, weak, time_limit=None, rounds=2, threads=threads)
+        assert calls and all(c["threads"] == threads and c["lns_helper"] is False for c in calls)
+        assert all({k: c.get(k) for k in extra} == extra for c in calls)
+        assert threads > 1 or all("parallel" not in c for c in calls)
+        assert _value(inst, out) >= _value(inst, weak) - 1e-9
