@@ -14,8 +14,8 @@ Parts (``--parts``, comma separated; default ``build,small,medium``):
     Gap ``(UB - V) / UB`` after ``--time-limit`` wall seconds on ``medium`` seeds
     (with the process CPU seconds the solve got, telling a loaded machine apart),
     side by side, all warm started by the ``best`` heuristic (whose own value
-    is printed): HiGHS alone on ``--threads`` threads (``highs``), HiGHS on two
-    threads with the LNS helper beside it (``highs+lns``, what ``milp.solve``
+    is printed): HiGHS alone on ``--threads`` threads (``highs``), HiGHS on one
+    thread with the LNS helper on a second (``highs+lns``, what ``milp.solve``
     does by default on two threads), and CP-SAT on ``--threads`` workers;
     ``--portfolio`` adds HiGHS and CP-SAT in parallel on two threads.
     ``--configs`` picks among these four, ``--runs`` repeats each seed.
