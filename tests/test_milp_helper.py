@@ -190,7 +190,7 @@ def test_lns_steps_aside_once_highs_leads_and_it_has_stalled() -> None:
     assert ex.lns_should_stop() and ex.stepped_aside is not None
     assert "stepped aside" in ex.summary()
 
-    # a HiGHS schedule no better than the best does not make HiGHS lead; a patient LNS stays
+    # an LNS improvement takes the lead back; a patient helper never steps aside early
     ex = Exchange(form, weak, patience=0.0)
     ex.from_highs(SimpleNamespace(data_out=SimpleNamespace(mip_solution=form.encode(weak))))
     assert not ex.lns_should_stop()  # HiGHS's start is no improvement: the LNS still leads
