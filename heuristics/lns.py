@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -133,7 +132,6 @@ def lns_improve(
     should_stop: Callable[[], bool] | None = None,
     stall_rounds: int | None = 40,
     share: float = 0.5,
-    threads: int = 1,
 ) -> tuple[np.ndarray, int, int]:
     """Improve a feasible ``curve`` start array by window re-solves.
 
@@ -167,10 +165,6 @@ def lns_improve(
     search then continues from. :func:`milp.solve` uses it to run this search
     next to HiGHS and trade incumbents with it. ``should_stop``, when given,
     is asked before every round; the search ends when it returns true.
-    ``threads`` is the HiGHS thread count of the window MILPs, which still
-    search with one worker: HiGHS's thread pool is one per process, so a
-    search running beside a HiGHS solve of ``threads`` threads must ask for
-    as many.
     """
     try:
         import milp
@@ -189,7 +183,6 @@ def lns_improve(
     values = inst.job_values
     done = improved = 0
     size = max_jobs  # freed jobs per window: shrinks after a window MILP is not solved
-    serial: dict[str, Any] = {"parallel": "off"} if threads > 1 else {}  # one HiGHS worker per window MILP
     stall = 0  # rounds since the last improvement
     for k in range(rounds):
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
@@ -218,8 +211,7 @@ def lns_improve(
             continue
         tl = sub_time_limit * boost if left is None else min(sub_time_limit * boost, left - 0.2)
         try:
-            res = milp.solve(sub, time_limit=tl, warm_start=warm, threads=threads,
-                             root_lp=False, lns_helper=False, **serial)
+            res = milp.solve(sub, time_limit=tl, warm_start=warm, threads=1, root_lp=False)
         except (ValueError, RuntimeError) as e:  # e.g. a model over the column cap
             logger.info("lns: window [%d, %d) skipped: %s", a, b, e)
             continue

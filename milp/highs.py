@@ -164,27 +164,15 @@ class Exchange:
     checks every one it is given), HiGHS's through the improving-solution
     callback, which the LNS picks up before its next window.
 
-    The LNS steps aside (its thread ends, leaving the cores to HiGHS's
-    workers) once HiGHS has found the best schedule so far and the LNS has
-    not improved on any for ``patience`` seconds: on an instance where
-    HiGHS's own search is the one making progress, the LNS only takes CPU
-    from it.
-
     Parameters
     ----------
     form
         The formulation HiGHS solves.
     start
         The warm start both sides begin from (per-job start array).
-    patience
-        Seconds (``inf``: never step aside).
-    threads
-        HiGHS threads of the solve beside it (its window MILPs must ask for
-        as many: HiGHS's thread pool is one per process).
     """
 
-    def __init__(self, form: Formulation, start: np.ndarray, *, patience: float = 10.0,
-                 threads: int = 1) -> None:
+    def __init__(self, form: Formulation, start: np.ndarray) -> None:
         from heuristics._core import start_value
 
         self.form = form
@@ -195,11 +183,6 @@ class Exchange:
         self.to_highs: np.ndarray | None = None
         self.done = threading.Event()
         self.counts = {"lns": 0, "highs": 0, "given": 0}
-        self.patience = patience
-        self.threads = threads
-        self.t0 = self.t_lns = time.perf_counter()  # start; the LNS's last improvement
-        self.highs_leads = False  # HiGHS found the best schedule so far
-        self.stepped_aside: float | None = None  # seconds after the start
 
     def _compare(self, value: float) -> int:
         """``1`` if ``value`` beats the best so far, ``-1`` if it is behind, else ``0``."""
@@ -214,7 +197,6 @@ class Exchange:
                 self.start, self.value = start.copy(), value
                 self.to_highs = self.form.encode(start)
                 self.counts["lns"] += 1
-                self.t_lns, self.highs_leads = time.perf_counter(), False
             return self.start.copy() if side < 0 else None
 
     def from_highs(self, e: Any) -> None:
@@ -226,7 +208,6 @@ class Exchange:
                 self.start, self.value = start, value
                 self.to_highs = None
                 self.counts["highs"] += 1
-                self.highs_leads = True
 
     def give_highs(self, e: Any) -> None:
         """``cbMipUserSolution``: hand HiGHS the LNS's latest improvement."""
@@ -236,17 +217,6 @@ class Exchange:
             e.data_in.setSolution(x)
             self.counts["given"] += 1
 
-    def lns_should_stop(self) -> bool:
-        """The LNS's ``should_stop``: the solve is over, or the LNS steps aside."""
-        if self.done.is_set():
-            return True
-        now = time.perf_counter()
-        with self.lock:
-            if self.highs_leads and now - self.t_lns > self.patience:
-                self.stepped_aside = now - self.t0
-                return True
-        return False
-
     def run_lns(self, time_limit: float, seed: int) -> None:
         """The LNS loop of the helper thread, until ``time_limit`` or :attr:`done`."""
         from heuristics.lns import lns_improve
@@ -254,16 +224,15 @@ class Exchange:
         try:
             lns_improve(
                 self.form.instance, self.start, time_limit=time_limit, rounds=10**9, seed=seed,
-                exchange=self.from_lns, should_stop=self.lns_should_stop, threads=self.threads,
+                exchange=self.from_lns, should_stop=self.done.is_set,
             )
         except Exception:  # the helper must never take the solve down with it
             logger.exception("LNS helper failed; HiGHS goes on alone")
 
     def summary(self) -> str:
         c = self.counts
-        aside = "" if self.stepped_aside is None else f", stepped aside at {self.stepped_aside:.0f} s"
         return (f"LNS helper: {c['lns']} improvements ({c['given']} handed to HiGHS), "
-                f"{c['highs']} from HiGHS{aside}")
+                f"{c['highs']} from HiGHS")
 
 
 def solve_highs(
@@ -292,26 +261,30 @@ def solve_highs(
     stop
         When set (by another solver of a portfolio), the search stops.
     lns_helper
-        Run the large-neighbourhood search of :class:`Exchange` in a
+        Run the large-neighbourhood search of :class:`Exchange` in a second
         thread beside HiGHS, trading incumbents (needs a warm start). HiGHS
-        keeps its ``threads`` workers (its parallel tree search); the LNS's
-        window MILPs search with one, and the LNS steps aside once HiGHS's
-        own search leads (see :class:`Exchange`). ``None`` (default): on
-        when ``threads == 2`` (measured there: see the README); above two
-        threads HiGHS gets them all.
+        then runs on one thread, whatever ``threads`` says, as the LNS's
+        window MILPs do (HiGHS's thread pool is one per process). ``None``
+        (default): on when ``threads == 2``, where it gave a better worst
+        gap than a second HiGHS worker on the medium family (1% reached on
+        12 of 12 seeds against 10, worst 0.88% against 1.61%, same median;
+        11 of 12, worst 1.11%, in a second run;
+        ``benchmarks/bench_milp.py --threads 2``); above two threads HiGHS
+        gets them all.
     **options
         Further HiGHS options by name (``presolve="off"``, ...).
     """
     t0 = time.perf_counter()
     if lns_helper is None:
         lns_helper = threads == 2
-    helper = (Exchange(form, warm_start, threads=threads)
-              if lns_helper and warm_start is not None else None)
+    helper = Exchange(form, warm_start) if lns_helper and warm_start is not None else None
+    if helper is not None:
+        threads = 1  # the LNS's window MILPs run on one thread: one scheduler for both
     lp_bound = lp_relaxation(form, time_limit, threads) if root_lp else None
     h = _new_highs(threads)
     remaining = max(0.0, time_limit - (time.perf_counter() - t0))
     lns = None
-    if helper is not None:  # started once HiGHS's thread pool is set up
+    if helper is not None:  # started once HiGHS's thread pool is set up for one thread
         lns = threading.Thread(target=helper.run_lns, args=(max(0.0, remaining - 0.3), seed),
                                daemon=True)
         lns.start()
