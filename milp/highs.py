@@ -270,7 +270,12 @@ def solve_highs(
         12 of 12 seeds against 10, worst 0.88% against 1.61%, same median;
         11 of 12, worst 1.11%, in a second run;
         ``benchmarks/bench_milp.py --threads 2``); above two threads HiGHS
-        gets them all.
+        gets them all. Measured and not kept: HiGHS keeping two workers
+        (its parallel tree search, highspy 1.16) beside the LNS, the LNS
+        ending once HiGHS led and it had not improved for 10 s. Medium seed
+        7 still went over 1% (1 of 16 runs, 0.43-1.36%; bound after 60 s
+        2,989-2,997 against 2,993.5-3,001), and seed 5 fell to 0.41-0.99%
+        (16 runs) from 0.35-0.58% (9 runs).
     **options
         Further HiGHS options by name (``presolve="off"``, ...).
     """
