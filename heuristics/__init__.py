@@ -118,6 +118,7 @@ register(
 )
 register(
     "lns", lns.lns,
-    "sampling + local search, then windows re-solved exactly by the MILP (time_limit=, rounds=, seed=)",
+    "sampling + local search, then windows re-solved exactly by the MILP "
+    "(time_limit=, rounds=, seed=, guided=)",
 )
 register("best", best.best, "best of the fast methods within a budget (time_limit=10 s by default)")

@@ -226,6 +226,22 @@ class Formulation:
             used[k] += n
         return start
 
+    def run_mass(self, x: Sequence[float] | np.ndarray) -> np.ndarray:
+        """How much of each job a (fractional) column vector runs, in ``[0, 1]``.
+
+        A group of identical jobs shares its columns' sum equally among its
+        members; a job with no column gets 0. Of an LP solution, this is
+        the ``guide`` of :func:`heuristics.lns.lns_improve`.
+        """
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != (self.num_cols,):
+            raise ValueError(f"x: expected {self.num_cols} values, got shape {x.shape}")
+        per_group = np.bincount(self.col_group, weights=x, minlength=len(self.groups))
+        mass = np.zeros(self.instance.num_jobs)
+        for k, members in enumerate(self.groups):
+            mass[members] = per_group[k] / members.size
+        return np.clip(mass, 0.0, 1.0)
+
     # --------------------------------------------------------------- export
     def col_names(self) -> list[str]:
         """Readable, unique column names, ``x_<job>_s<start>``.

@@ -18,7 +18,7 @@ from instances import Status
 from ._common import RawSolve
 from .formulation import Formulation
 
-__all__ = ["STATUS", "Exchange", "lp_relaxation", "silence_banner", "solve_highs"]
+__all__ = ["STATUS", "Exchange", "lp_relaxation", "lp_solution", "silence_banner", "solve_highs"]
 
 logger = logging.getLogger(__name__)
 
@@ -114,8 +114,10 @@ def _pass(h: Any, form: Formulation) -> float:
     return scale
 
 
-def lp_relaxation(form: Formulation, time_limit: float, threads: int = 1) -> float | None:
-    """The LP-relaxation bound of ``form`` (``None`` if not solved within ``time_limit``)."""
+def lp_solution(
+    form: Formulation, time_limit: float, threads: int = 1
+) -> tuple[float, np.ndarray] | None:
+    """The LP relaxation of ``form``: bound and column vector (``None`` if not solved in time)."""
     h = _new_highs(threads)
     h.setOptionValue("time_limit", max(0.0, float(time_limit)))
     h.setOptionValue("solve_relaxation", True)
@@ -123,7 +125,14 @@ def lp_relaxation(form: Formulation, time_limit: float, threads: int = 1) -> flo
     h.run()
     if h.modelStatusToString(h.getModelStatus()) != "Optimal":
         return None
-    return float(h.getInfo().objective_function_value) / scale
+    return (float(h.getInfo().objective_function_value) / scale,
+            np.asarray(h.getSolution().col_value, dtype=np.float64))
+
+
+def lp_relaxation(form: Formulation, time_limit: float, threads: int = 1) -> float | None:
+    """The LP-relaxation bound of ``form`` (``None`` if not solved within ``time_limit``)."""
+    lp = lp_solution(form, time_limit, threads)
+    return None if lp is None else lp[0]
 
 
 class _Progress:
