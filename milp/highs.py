@@ -284,7 +284,11 @@ def solve_highs(
         ending once HiGHS led and it had not improved for 10 s. Medium seed
         7 still went over 1% (1 of 16 runs, 0.43-1.36%; bound after 60 s
         2,989-2,997 against 2,993.5-3,001), and seed 5 fell to 0.41-0.99%
-        (16 runs) from 0.35-0.58% (9 runs).
+        (16 runs) from 0.35-0.58% (9 runs). With the LNS ending once
+        HiGHS's search had left the root node instead: seed 7 0.56-0.97% (4
+        runs), seed 5 0.60-0.91% (3); the same with the LNS in a process of
+        its own (a one-thread pool for its windows): seed 7 0.74, 1.18 and
+        0.81%, seed 5 0.49-0.62%.
     **options
         Further HiGHS options by name (``presolve="off"``, ...).
     """
