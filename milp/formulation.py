@@ -236,10 +236,11 @@ class Formulation:
         x = np.asarray(x, dtype=np.float64)
         if x.shape != (self.num_cols,):
             raise ValueError(f"x: expected {self.num_cols} values, got shape {x.shape}")
-        per_group = np.bincount(self.col_group, weights=x, minlength=len(self.groups))
+        sizes = np.array([g.size for g in self.groups], dtype=np.int64)
+        per_group = np.bincount(self.col_group, weights=x, minlength=sizes.size)
         mass = np.zeros(self.instance.num_jobs)
-        for k, members in enumerate(self.groups):
-            mass[members] = per_group[k] / members.size
+        if sizes.size:
+            mass[np.concatenate(self.groups)] = np.repeat(per_group / sizes, sizes)
         return np.clip(mass, 0.0, 1.0)
 
     # --------------------------------------------------------------- export
