@@ -80,8 +80,7 @@ def _search(guide: np.ndarray | None) -> np.ndarray:
     out, _, _ = lns_improve(inst, start, time_limit=None, rounds=60, max_jobs=2,
                             stall_rounds=2, guide=guide, escape_rounds=20, escape_weight=0.1,
                             seed=1)
-    instances.evaluate(inst, instances.Schedule(inst.name, {
-        inst.jobs[j].name: int(out[j]) for j in np.flatnonzero(out >= 0)}))
+    instances.evaluate(inst, instances.Schedule.from_array(inst, out), enforce_reservation=True)
     return out
 
 
