@@ -221,6 +221,8 @@ def make_config(
             spec = m
         else:
             spec = MethodSpec(m, m, dict(params.get(m, {})), time_limit)
+        if not isinstance(spec.method, str):
+            raise ValueError(f"methods: {spec.label!r}: the method must be a name, got {spec.method!r}")
         if spec.time_limit is None and time_limit is not None:
             spec = MethodSpec(spec.label, spec.method, spec.params, time_limit)
         specs.append(_with_threads(spec))
@@ -337,6 +339,8 @@ def _config_from_dict(data: Mapping[str, Any]) -> BenchConfig:
         if "method" not in v:
             raise ValueError(f"variants.{label}.method: missing")
         method = v.pop("method")
+        if not isinstance(method, str):
+            raise ValueError(f"variants.{label}.method: must be a method name, got {method!r}")
         tl = v.pop("time_limit", time_limit)
         specs.append(MethodSpec(label, method, v, tl))
     return make_config(

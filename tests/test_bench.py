@@ -250,6 +250,12 @@ def test_toml_config(tmp_path):
     p.write_text('families = ["small"\n')
     with pytest.raises(ValueError, match="malformed TOML"):
         bench.load_config(p)
+    # a variant whose method is not a name (found by the fuzz test: a TypeError before)
+    p.write_text('families = ["small"]\n[variants.v]\nmethod = []\n')
+    with pytest.raises(ValueError, match=r"variants\.v\.method: must be a method name, got \[\]"):
+        bench.load_config(p)
+    with pytest.raises(ValueError, match=r"methods: 'v': the method must be a name, got 3"):
+        bench.make_config("small", 1, [bench.MethodSpec("v", 3)])
 
 
 def test_cell_key_depends_on_content_method_params_and_limit():
