@@ -56,6 +56,18 @@ limits, one thread, on ``medium`` seeds 0-2 and ``hc-training-heavy``,
   ``hc-training-heavy``: 564.5 -> 517.9) but not HiGHS's bound after its root
   cuts (which find these cliques themselves), and it slowed the search on
   ``medium`` seed 2 (gap 4.3% -> 10.5%). Off by default.
+* measured on ``medium`` seed 7 and not kept (its LP bound is 3,019.87,
+  HiGHS's root cuts reach 3,008.36, the optimum is 2,977.14):
+  the rounding of capacity rows summed over intervals of up to 8 slots
+  (divisors 2-16, the 100 most violated a round, until none is violated):
+  LP 3,017.86. Left-justified starts (a job starts after its release only
+  where the slot before has no room for it, through one load variable per
+  slot; an optimal schedule of this kind always exists, as value does not
+  depend on time): the same LP bound, a model of 103,178 nonzeros instead
+  of 43,135 after presolve, and a bound of 3,010.69 after 60 s on one
+  thread against 3,001.4. Fixing which of the seven 8-GPU jobs run: 7 of
+  the 128 choices have an LP bound above the optimum, but with the
+  optimum's choice fixed HiGHS's bound is still 2,983.01 after 30 s.
 * HiGHS ``mip_heuristic_effort`` 0 or 0.2 instead of 0.05: no gain on
   ``medium`` seed 1 in 30 s (gap 2.38% and 3.66% against 2.41%); 0.3 on
   ``medium`` seed 7 in 60 s: 2.27% against 1.23%. Left alone.
