@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench notebooks clean
+.PHONY: demo test fuzz lint bench notebooks clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,9 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2
+
+fuzz: $(STAMP)
+	GPUSCHED_HYPOTHESIS=explore $(BIN)/python -m pytest -n 2
 
 notebooks: $(STAMP)
 	GPUSCHED_FULL=1 $(BIN)/python notebooks/execute.py --output-dir results/notebooks
