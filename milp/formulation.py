@@ -74,7 +74,8 @@ limits, one thread, on ``medium`` seeds 0-2 and ``hc-training-heavy``,
 * a better warm start *during* the search: the LNS helper of
   :class:`milp.highs.Exchange` (two threads), which hands HiGHS every
   schedule it improves. On the ``medium`` seeds that stayed above 1% the
-  bound was good and the incumbent was not; see the README for the figures.
+  bound was good and the incumbent was not; see the README and
+  ``benchmarks/MILP_NOTES.md`` for the figures.
   Kept (the default on two threads).
 """
 
