@@ -1,6 +1,8 @@
 # Two commands on a fresh machine (Python 3.11 and the package registries):
 #   make demo   reproduce the seed comparison on the default families, print the table
 #   make test   run the whole test suite (what CI runs)
+# Both install the environment first: the package, its tests, and what the notebooks
+# are opened and converted with (`.venv/bin/jupyter lab`, `.venv/bin/jupyter nbconvert`).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -11,7 +13,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,notebooks]"
 	touch $(STAMP)
 
 demo: $(STAMP)

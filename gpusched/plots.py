@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch, Rectangle
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
 
 from instances import Instance, Schedule, evaluate
 
@@ -31,6 +32,7 @@ __all__ = [
     "plot_gaps",
     "plot_performance_profile",
     "plot_utilization",
+    "profile_ticks",
     "save_figure",
 ]
 
@@ -46,6 +48,8 @@ _MPL = tuple(int(x) for x in matplotlib.__version__.split(".")[:2])
 
 INFERENCE_COLOR = "#C44E52"
 IDLE_COLOR = "#EEEEEE"
+FONT_SIZE = 8
+"""Smallest font size of any text in a figure (points)."""
 
 
 # ---------------------------------------------------------------- GPU assignment
@@ -154,12 +158,12 @@ def plot_gantt(
                                    edgecolor="black", linewidth=edge))
             if labels and job.duration >= max(2, T / 25) and n >= G / 30:
                 ax.text(s + job.duration / 2, g0 + n / 2, name, ha="center", va="center",
-                        fontsize=6, color="white", clip_on=True)
+                        fontsize=FONT_SIZE, color="white", clip_on=True)
     ax.set_xlim(0, T)
     ax.set_ylim(0, G)
     step = max(1, math.ceil(G / 16))
     ax.set_yticks(np.arange(0, G, step) + 0.5)
-    ax.set_yticklabels([str(g) for g in range(0, G, step)], fontsize=7)
+    ax.set_yticklabels([str(g) for g in range(0, G, step)], fontsize=FONT_SIZE)
     ax.set_ylabel("GPU")
     ax.set_xlabel(f"slot ({inst.slot_hours:g} h)")
     ax.set_title(title or f"{inst.name}: {len(schedule.starts)}/{inst.num_jobs} jobs run")
@@ -169,7 +173,7 @@ def plot_gantt(
     if reservation == "peak":
         handles.append(Patch(facecolor="none", hatch="///", edgecolor=INFERENCE_COLOR,
                              label="reserved idle"))
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7,
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT_SIZE,
               frameon=False)
     return ax
 
@@ -206,8 +210,9 @@ def plot_utilization(
     ax.set_ylim(0, G)
     ax.set_xlabel(f"slot ({inst.slot_hours:g} h)")
     ax.set_ylabel("GPUs")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # GPUs are whole
     ax.set_title(title or f"{inst.name}: utilization {100 * util:.1f}%")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT_SIZE, frameon=False)
     return ax
 
 
@@ -292,24 +297,60 @@ def plot_performance_profile(
                                               -float(np.mean(ratios[m] <= 2.0)), m))
     finite = np.concatenate([r[np.isfinite(r)] for r in ratios.values()] or [np.array([1.0])])
     tau_max = max(1.05, float(finite.max()) * 1.05) if len(finite) else 2.0
-    styles = ("-", "--", "-.", ":")
+    # Curves often coincide (best and milp both at ratio 1): each method has its own
+    # line style and marker, and the earlier (more robust) ones are drawn wider and
+    # below, so a curve hidden exactly under another still shows as its border.
+    n_names = max(1, len(names) - 1)
     for i, m in enumerate(names):
         r = np.sort(ratios[m])
         n = len(r)
         taus = np.concatenate([[1.0], r[np.isfinite(r)], [tau_max]])
         frac = np.array([np.count_nonzero(r <= t) / n for t in taus])
-        ax.step(taus, frac, where="post", label=m, linewidth=1.6,
-                linestyle=styles[(i // 10) % len(styles)])  # a new style once colours repeat
+        ax.step(taus, frac, where="post", label=m, zorder=2 + i,
+                linewidth=1.2 + 2.4 * (len(names) - 1 - i) / n_names,
+                linestyle=PROFILE_LINESTYLES[i % len(PROFILE_LINESTYLES)],
+                marker=PROFILE_MARKERS[i % len(PROFILE_MARKERS)], markersize=5,
+                markevery=[0, len(taus) - 1], fillstyle="none" if i % 2 else "full")
     ax.set_xscale("log", base=2)
     ax.set_xlim(1.0, tau_max)
+    ax.xaxis.set_major_locator(FixedLocator(profile_ticks(tau_max)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_locator(NullLocator())
     ax.set_ylim(0.0, 1.02)
     better = "best value / value" if measure == "value" else f"{measure} / best"
-    ax.set_xlabel(f"tau ({better})")
+    ax.set_xlabel(f"tau ({better}, log scale)")
     ax.set_ylabel("share of instances with ratio ≤ tau")
     ax.set_title(f"Performance profile ({measure})")
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="lower right", fontsize=FONT_SIZE)
     return ax
+
+
+PROFILE_LINESTYLES: tuple[Any, ...] = ("-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)))
+PROFILE_MARKERS: tuple[str, ...] = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def profile_ticks(tau_max: float, most: int = 8) -> list[float]:
+    """Labelled ticks for a log axis from 1 to ``tau_max``: at least 3, at most ``most``.
+
+    Taken from the "nice" values 1, 1.01, 1.02, 1.05, 1.1, 1.2, 1.5, 2, 3, 5 and
+    their multiples of ten, keeping only those spaced evenly enough on the log
+    axis that their labels do not overlap.
+    """
+    nice = [1.0, 1.01, 1.02, 1.05, 1.1, 1.2, 1.5]
+    k = 0
+    while 10.0**k <= tau_max:
+        nice += [m * 10.0**k for m in (2, 3, 5, 10)]
+        k += 1
+    span = math.log(max(tau_max, 1.0 + 1e-9))
+    min_step = span / (most - 1)
+    ticks = [1.0]
+    for t in sorted(set(nice)):
+        if 1.0 < t <= tau_max * (1 + 1e-9) and math.log(t) - math.log(ticks[-1]) >= min_step:
+            ticks.append(t)
+    if len(ticks) < 3:  # a narrow axis: split it evenly in log space
+        ticks = [float(t) for t in np.geomspace(1.0, tau_max, 3)]
+    return ticks
 
 
 def save_figure(ax: Axes, path: str | Path, formats: Sequence[str] = ("png", "pdf"),

@@ -45,3 +45,28 @@ def test_trace_attribution_kept():
     nb = nbformat.read(HERE / "05-real-traffic.ipynb", as_version=4)
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "alibaba/ServeGen" in text and "Apache License 2.0" in text
+
+
+def test_quickstart_draws_to_the_horizon_and_shows_clean_gaps():
+    """Notebook 01, executed with a check cell appended: the capacity lines reach the
+    horizon, and the tables show a gap of 0.00%, not rounding noise like 1.484e-16."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(HERE / "01-quickstart.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "import json\n"
+        "ends = [float(a.get_path().vertices[:, 0].max()) for a in ax_capacity.patches]\n"
+        "print(json.dumps({'ends': ends, 'horizon': inst.horizon}))"
+    ))
+    NotebookClient(nb, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(HERE)}}).execute()
+    import json
+
+    check = json.loads(nb.cells[-1].outputs[0]["text"])
+    assert len(check["ends"]) == 3 and all(e == check["horizon"] for e in check["ends"])
+    tables = [o["data"]["text/plain"] for c in nb.cells if c.cell_type == "code"
+              for o in c.get("outputs", []) if "data" in o and "text/plain" in o["data"]
+              and "gap" in o["data"]["text/plain"]]
+    assert len(tables) == 2
+    assert any("0.00%" in t for t in tables)
+    assert not any("e-1" in t for t in tables)  # no float noise on display

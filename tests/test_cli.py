@@ -100,3 +100,79 @@ def test_written_files_follow_the_umask(tmp_path) -> None:
         assert not list(tmp_path.glob(".*.tmp"))
     finally:
         os.umask(old)
+
+
+def test_families_prints_plain_text(capsys) -> None:
+    assert main(["families"]) == 0
+    out = capsys.readouterr().out
+    assert "trace-servegen" in out
+    assert "`" not in out and ":data:" not in out
+
+
+def test_json_floats_are_rounded_to_twelve_digits() -> None:
+    from gpusched.commands.core import json_line, json_ready
+
+    assert json.loads(json_line({"value": 9.059999999999999})) == {"value": 9.06}
+    d = {"a": 0.1 + 0.2, "n": 3, "b": True, "z": None, "s": "x", "big": 2**60,
+         "nested": {"l": [1.0000000000001, 2, float("nan")]}, "t": (1e-300, float("inf"))}
+    assert json_ready(d) == {"a": 0.3, "n": 3, "b": True, "z": None, "s": "x", "big": 2**60,
+                             "nested": {"l": [1.0, 2, None]}, "t": [1e-300, None]}
+    assert type(json_ready(d)["n"]) is int and json_ready(d)["big"] == 2**60
+    assert json_ready(123456.789012345678) == 123456.789012
+
+
+def test_solve_json_has_no_float_noise(tmp_path, capsys) -> None:
+    x = tmp_path / "x.json"
+    assert main(["generate", "hc-mixed", "--seed", "1", "-o", str(x)]) == 0
+    capsys.readouterr()
+    assert main(["solve", str(x), "--method", "list", "--json"]) == 0
+    line = capsys.readouterr().out.strip()
+    for key, value in json.loads(line).items():
+        if isinstance(value, float):
+            assert len(repr(value).lstrip("-").replace(".", "").split("e")[0].lstrip("0")) <= 12, key
+
+
+@pytest.mark.parametrize(
+    ("method", "tty", "as_json", "expected"),
+    [
+        ("milp", True, False, True),
+        ("milp", True, True, False),
+        ("milp", False, False, False),
+        ("cpsat", True, False, True),
+        ("list", True, False, None),  # heuristics take no progress parameter
+    ],
+)
+def test_solve_shows_progress_only_on_a_terminal(tmp_path, capsys, monkeypatch, method, tty,
+                                                 as_json, expected) -> None:
+    from gpusched.commands import core
+
+    seen: dict[str, object] = {}
+
+    def spy(inst, name, **params):
+        seen.update(params)
+        return real(inst, name, **params)
+
+    real = core.solve
+    monkeypatch.setattr(core, "solve", spy)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
+    x = tmp_path / "x.json"
+    assert main(["generate", "small", "--seed", "0", "-o", str(x)]) == 0
+    if method == "cpsat":
+        pytest.importorskip("ortools")
+    args = ["solve", str(x), "--method", method, "--time-limit", "5"] + (["--json"] if as_json else [])
+    assert main(args) == 0
+    assert seen.get("progress") is expected
+
+
+def test_milp_draws_its_bar_on_a_terminal(tmp_path, capsys, monkeypatch) -> None:
+    x = tmp_path / "x.json"
+    assert main(["generate", "small", "--seed", "0", "-o", str(x)]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(["solve", str(x), "--method", "milp", "--time-limit", "5"]) == 0
+    out, err = capsys.readouterr()
+    assert "milp" in err and "|" in err  # the tqdm bar went to stderr
+    assert "milp" in out  # the summary went to stdout
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    assert main(["solve", str(x), "--method", "milp", "--time-limit", "5"]) == 0
+    assert capsys.readouterr().err == ""

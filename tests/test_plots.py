@@ -136,3 +136,90 @@ def test_sweep_plots_and_cli(tmp_path, capsys):
     _png_ok(tmp_path / "one-gantt.png")
     _png_ok(tmp_path / "one-utilization.png")
     assert main(["plot", str(out / row["instance_file"]), "-o", str(tmp_path / "x")]) == 2
+
+
+def _tied_rows() -> pd.DataFrame:
+    """``best`` and ``milp`` equal on every instance; ``fifo`` behind."""
+    rows = []
+    for k, (v_best, v_fifo) in enumerate([(10.0, 6.0), (8.0, 8.0), (5.0, 2.0), (7.0, 5.5)]):
+        for method, v in (("fifo", v_fifo), ("best", v_best), ("milp", v_best)):
+            rows.append({"instance": f"I{k}", "method": method, "status": "feasible",
+                         "value": v, "runtime_s": 1.0 + k})
+    return pd.DataFrame(rows)
+
+
+def test_profile_curves_that_coincide_stay_visible():
+    import matplotlib.pyplot as plt
+
+    ax = plots.plot_performance_profile(_tied_rows())
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    assert {"best", "milp", "fifo"} <= set(lines)
+    best, milp = lines["best"], lines["milp"]
+    np.testing.assert_array_equal(best.get_xydata(), milp.get_xydata())  # the same curve
+    # ... drawn so that both show: another style and marker, the lower one wider
+    assert (best.get_linestyle(), best.get_marker()) != (milp.get_linestyle(), milp.get_marker())
+    assert best.get_color() != milp.get_color()
+    lower, upper = sorted((best, milp), key=lambda ln: ln.get_zorder())
+    assert lower.get_linewidth() > upper.get_linewidth()
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"best", "milp", "fifo"} <= set(legend)
+    plt.close(ax.figure)
+
+
+@pytest.mark.parametrize("tau_max", [1.05, 1.3, 2.0, 7.5, 40.0, 1e5])
+def test_profile_log_axis_has_labelled_ticks(tau_max):
+    ticks = plots.profile_ticks(tau_max)
+    assert 3 <= len(ticks) <= 8
+    assert ticks[0] == 1.0 and ticks[-1] <= tau_max and ticks == sorted(set(ticks))
+    gaps = np.diff(np.log(ticks))
+    assert gaps.min() >= np.log(tau_max) / 7 - 1e-12  # labels do not crowd
+
+
+def test_profile_axis_uses_those_ticks():
+    import matplotlib.pyplot as plt
+
+    ax = plots.plot_performance_profile(_tied_rows())
+    ax.figure.canvas.draw()
+    lo, hi = ax.get_xlim()
+    shown = [t for t in ax.get_xticks() if lo <= t <= hi]
+    labels = [lab.get_text() for lab in ax.get_xticklabels() if lab.get_text()]
+    assert len(shown) >= 3 and len(labels) >= 3
+    assert shown == plots.profile_ticks(hi)
+    assert all(lab.replace(".", "", 1).isdigit() for lab in labels)  # "1.5", not "$2^{0.58}$"
+    plt.close(ax.figure)
+
+
+def _texts(ax):
+    yield from ax.texts
+    yield from ax.get_xticklabels()
+    yield from ax.get_yticklabels()
+    legend = ax.get_legend()
+    if legend is not None:
+        yield from legend.get_texts()
+
+
+def test_gantt_labels_are_readable():
+    import matplotlib.pyplot as plt
+
+    inst = instances.generate("hc-multi-service", seed=1)
+    sched = gpusched.solve(inst, "list").schedule
+    gantt = plots.plot_gantt(inst, sched)
+    gantt.figure.canvas.draw()
+    assert gantt.texts  # job labels are drawn
+    sizes = [t.get_fontsize() for t in _texts(gantt) if t.get_text()]
+    assert sizes and min(sizes) >= 8
+    plt.close("all")
+
+
+@pytest.mark.parametrize(("family", "seed"), [("small", 1), ("hc-mixed", 1)])
+def test_utilization_ticks_are_whole_gpus(family, seed):
+    import matplotlib.pyplot as plt
+
+    inst = instances.generate(family, seed=seed)
+    sched = gpusched.solve(inst, "list").schedule
+    util = plots.plot_utilization(inst, sched, reservation="peak")
+    util.figure.canvas.draw()
+    ticks = [t for t in util.get_yticks() if 0 <= t <= inst.num_gpus]
+    assert len(ticks) >= 3 and all(float(t).is_integer() for t in ticks), ticks
+    assert min(t.get_fontsize() for t in _texts(util) if t.get_text()) >= 8
+    plt.close("all")

@@ -12,9 +12,34 @@ from typing import Any
 import instances
 from instances import InfeasibleScheduleError
 
-from ..solvers import method_names, solve
+from ..solvers import EXACT_METHODS, method_names, solve
 
 logger = logging.getLogger(__name__)
+
+JSON_DIGITS = 12
+"""Significant digits of the floats in ``--json`` output (drops float noise like 9.059999999999999)."""
+
+
+def json_ready(obj: Any) -> Any:
+    """``obj`` with every float rounded to :data:`JSON_DIGITS` significant digits.
+
+    Non-finite floats become ``None`` (JSON has no NaN); ints, bools, strings and
+    ``None`` are left as they are; dicts, lists and tuples are walked.
+    """
+    if isinstance(obj, bool) or obj is None or isinstance(obj, (int, str)):
+        return obj
+    if isinstance(obj, float):
+        return float(f"{obj:.{JSON_DIGITS}g}") if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_ready(v) for v in obj]
+    return obj
+
+
+def json_line(obj: Any) -> str:
+    """The one-line JSON that every ``--json`` flag prints (floats by :func:`json_ready`)."""
+    return json.dumps(json_ready(obj), separators=(",", ":"))
 
 
 def register(sub: Any) -> None:
@@ -104,6 +129,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise ValueError(f"--time-limit: must be >= 0, got {args.time_limit}")
     inst = instances.load(args.instance)
     params = parse_params(args.param)
+    if args.method in EXACT_METHODS and "progress" not in params:
+        # a live bar on a terminal; quiet under --json and when stderr is a file or pipe
+        params["progress"] = not args.json and sys.stderr.isatty()
     try:
         result = solve(inst, args.method, time_limit=args.time_limit, **params)
     except TypeError as e:
@@ -113,7 +141,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.output:
         instances.save_schedule(result.schedule, args.output)
     if args.json:
-        print(json.dumps(result.to_json(), separators=(",", ":")))
+        print(json_line(result.to_json()))
     else:
         print(result.summary())
     return 1 if str(result.status) == "error" else 0
@@ -134,15 +162,13 @@ def cmd_check(args: argparse.Namespace) -> int:
                                enforce_reservation=args.enforce_reservation)
     except InfeasibleScheduleError as e:
         if args.json:
-            print(json.dumps({"feasible": False, "error": str(e), "job": e.job, "slot": e.slot,
-                              "amount": e.amount}, separators=(",", ":")))
+            print(json_line({"feasible": False, "error": str(e), "job": e.job, "slot": e.slot,
+                             "amount": e.amount}))
         else:
             print(f"infeasible: {e}")
         return 1
     if args.json:
-        d = {"feasible": True, **m.to_dict()}
-        d = {k: (None if isinstance(v, float) and v != v else v) for k, v in d.items()}
-        print(json.dumps(d, separators=(",", ":")))
+        print(json_line({"feasible": True, **m.to_dict()}))
     else:
         print(f"feasible: value {m.value:.6g}, utilization {100 * m.utilization:.1f}%, "
               f"jobs run {m.jobs_run}, rejected {m.jobs_rejected}")
@@ -157,8 +183,6 @@ def cmd_families(args: argparse.Namespace) -> int:
 
 def cmd_methods(args: argparse.Namespace) -> int:
     import heuristics
-
-    from ..solvers import EXACT_METHODS
 
     for name in method_names():
         desc = heuristics.DESCRIPTIONS.get(name) or f"exact: {EXACT_METHODS[name]} backend"
