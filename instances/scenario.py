@@ -24,7 +24,7 @@ import inspect
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -368,7 +368,10 @@ def _trace(
     return np.rint(inst.demand * ratio), {"day": int(day), "history": history}
 
 
-_MODELS = {"lognormal": _lognormal, "trace": _trace}
+_MODELS: dict[str, Callable[..., tuple[np.ndarray, dict[str, Any]]]] = {
+    "lognormal": _lognormal,
+    "trace": _trace,
+}
 
 
 def scenario(inst: Instance, model: str = "lognormal", seed: int = 0, **params: Any) -> Scenario:
