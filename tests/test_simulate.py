@@ -25,6 +25,8 @@ from gpusched.simulate import (
     ClairvoyantBound,
     SimResult,
     clairvoyant_bound,
+    headroom_sweep,
+    peak_headroom,
     plan_instance,
     scaled_forecast,
 )
@@ -421,3 +423,44 @@ def test_cli_bad_policy_exit_2_one_line(tmp_path, capsys, extra, field):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and field in err[0] and "Traceback" not in err[0]
+
+
+# ------------------------------------------------------------------ trade-off and plots
+def test_peak_headroom_reserves_the_peak():
+    inst, _ = _day(8, [2, 4, 6, 0, 3], [0] * 5, [])
+    H = peak_headroom(inst)
+    assert abs(H - 2.0) < 1e-12
+    f = scaled_forecast(inst, H)[0]
+    assert (f[inst.total_demand > 0] >= 6).all()
+    assert not (scaled_forecast(inst, H * 0.75)[0][inst.total_demand > 0] >= 6).all()
+
+
+def test_headroom_sweep_and_plots(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from gpusched.plots_simulation import plot_day_timeline, plot_tradeoff
+
+    inst = instances.generate("seed-training-heavy", seed=0)
+    sc = instances.scenario(inst, "lognormal", seed=1, sigma=0.3, rho=0.6)
+    res, base = headroom_sweep(inst, sc, "list", [0.0, 0.5, 1.0], bound_time_limit=20)
+    assert [r.headroom for r in res] == [0.0, 0.5, 1.0] and base.method == "fifo"
+    assert base.replan is None and base.headroom == 0.0
+    assert len({r.clairvoyant_bound for r in [*res, base]}) == 1  # one bound for the sweep
+    ax = plot_tradeoff(res, x="preemptions", baseline=base)
+    ys = sorted(line.get_ydata()[0] for line in ax.get_lines() if len(line.get_ydata()) == 1)
+    assert base.realized_value in ys
+    curve = next(line for line in ax.get_lines() if len(line.get_ydata()) == 3)
+    assert list(curve.get_xdata()) == [r.preemptions for r in res]
+    assert list(curve.get_ydata()) == [r.realized_value for r in res]
+    plot_tradeoff([r.to_row() for r in res], x="lost_gpu_slots")
+    with pytest.raises(ValueError, match="x"):
+        plot_tradeoff(res, x="value")
+    r = res[0]
+    assert r.preemptions > 0
+    ax = plot_day_timeline(r, num_gpus=inst.num_gpus)
+    marks = [line for line in ax.get_lines() if line.get_marker() == "x"]
+    assert len(marks) == 1 and len(marks[0].get_xdata()) == int((r.timeline["preempted"] > 0).sum())
+    ax.figure.savefig(tmp_path / "t.png")
+    with pytest.raises(ValueError, match="day"):
+        plot_day_timeline(r, day=5)
