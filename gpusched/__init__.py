@@ -7,6 +7,7 @@ and (as they land) the benchmark harness, tables and plots.
 
 from importlib.metadata import PackageNotFoundError, version
 
+from .simulate import SimResult, simulate
 from .solvers import EXACT_METHODS, method_names, solve
 
 try:
@@ -14,4 +15,4 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+local"
 
-__all__ = ["EXACT_METHODS", "__version__", "method_names", "solve"]
+__all__ = ["EXACT_METHODS", "SimResult", "__version__", "method_names", "simulate", "solve"]

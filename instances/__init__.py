@@ -20,6 +20,15 @@ from .io import (
 )
 from .model import JOB_KINDS, Instance, Job, Service
 from .result import Result, Status
+from .scenario import (
+    Scenario,
+    actual_instance,
+    load_scenario,
+    save_scenario,
+    scenario,
+    scenario_from_dict,
+    trace_scenario,
+)
 from .schedule import Schedule
 
 __all__ = [
@@ -30,9 +39,11 @@ __all__ = [
     "Job",
     "Metrics",
     "Result",
+    "Scenario",
     "Schedule",
     "Service",
     "Status",
+    "actual_instance",
     "dumps",
     "evaluate",
     "gain",
@@ -41,9 +52,14 @@ __all__ = [
     "instance_from_dict",
     "instance_to_dict",
     "load",
+    "load_scenario",
     "load_schedule",
     "save",
+    "save_scenario",
     "save_schedule",
+    "scenario",
+    "scenario_from_dict",
     "schedule_from_dict",
     "schema",
+    "trace_scenario",
 ]

@@ -1,0 +1,96 @@
+"""Online-operation subcommands: ``scenario`` draws a day's actual demand,
+``simulate`` replays a method's plans against it (PROBLEM.md section 10)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+from typing import Any
+
+import instances
+
+from ..simulate import simulate
+from .core import parse_params
+
+logger = logging.getLogger(__name__)
+
+
+def register(sub: Any) -> None:
+    """Add ``scenario`` and ``simulate`` to ``sub`` (an argparse subparsers object)."""
+    p = sub.add_parser("scenario", help="draw the actual demand of an instance's day")
+    p.add_argument("instance", help="instance file (its demand is the forecast)")
+    p.add_argument("--model", default="lognormal", help="lognormal (default) or trace")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--sigma", type=float, default=None, help="lognormal: sigma of the log-noise (0.2)")
+    p.add_argument("--rho", type=float, default=None, help="lognormal: lag-1 autocorrelation (0.5)")
+    p.add_argument("--day", type=int, default=None, help="trace: day of the ServeGen series (7)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="other model parameter, e.g. -p mean_one=false (repeatable)")
+    p.add_argument("-o", "--output", help="scenario file to write (default: standard output)")
+    p.set_defaults(func=cmd_scenario)
+
+    p = sub.add_parser("simulate", help="replay a method's plans against a scenario")
+    p.add_argument("instance", help="instance file (its demand is the forecast)")
+    p.add_argument("--scenario", required=True, help="scenario file (gpusched-scenario/1)")
+    p.add_argument("--method", "-m", default="list", help="planning method (see `gpusched methods`)")
+    p.add_argument("--replan", type=int, default=None,
+                   help="slots between plans (default: one plan, at slot 0)")
+    p.add_argument("--headroom", type=float, default=0.0,
+                   help="plan on the forecast scaled by 1 + H (default 0)")
+    p.add_argument("--no-preempt", action="store_true",
+                   help="never preempt batch work; count the inference left unserved")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds per plan")
+    p.add_argument("--bound-time-limit", type=float, default=60.0,
+                   help="seconds of the clairvoyant bound's MILP (default 60)")
+    p.add_argument("--no-bound", action="store_true", help="skip the clairvoyant bound")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="method parameter, e.g. -p rule=value (repeatable)")
+    p.add_argument("-o", "--output", help="realized schedule file to write (gpusched-schedule/1)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on one line")
+    p.set_defaults(func=cmd_simulate)
+
+
+def cmd_scenario(args: argparse.Namespace) -> int:
+    inst = instances.load(args.instance)
+    params = parse_params(args.param)
+    for key in ("sigma", "rho", "day"):
+        value = getattr(args, key)
+        if value is not None:
+            params[key] = value
+    sc = instances.scenario(inst, args.model, seed=args.seed, **params)
+    if args.output:
+        instances.save_scenario(sc, args.output)
+        logger.info("wrote %s", args.output)
+    else:
+        sys.stdout.write(json.dumps(sc.to_dict()) + "\n")
+    return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    if not (math.isfinite(args.headroom) and args.headroom >= 0):
+        raise ValueError(f"--headroom: must be a finite number >= 0, got {args.headroom}")
+    if args.replan is not None and args.replan < 1:
+        raise ValueError(f"--replan: must be a positive number of slots, got {args.replan}")
+    for flag, value in (("--time-limit", args.time_limit), ("--bound-time-limit", args.bound_time_limit)):
+        if value is not None and not value >= 0:
+            raise ValueError(f"{flag}: must be >= 0, got {value}")
+    inst = instances.load(args.instance)
+    sc = instances.load_scenario(args.scenario, inst)
+    params = parse_params(args.param)
+    if args.time_limit is not None:
+        params["time_limit"] = args.time_limit
+    result = simulate(
+        inst, sc, args.method, replan=args.replan, headroom=args.headroom,
+        preempt=not args.no_preempt, clairvoyant=not args.no_bound,
+        bound_time_limit=args.bound_time_limit, **params,
+    )
+    if args.output:
+        instances.save_schedule(result.schedule, args.output)
+    if args.json:
+        print(json.dumps(result.to_json(), separators=(",", ":")))
+    else:
+        print(result.summary())
+    return 0

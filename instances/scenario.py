@@ -1,0 +1,487 @@
+"""Scenarios: the inference demand a day actually brings, beside the forecast.
+
+An instance's service ``demand`` is the forecast a plan is made on; a
+:class:`Scenario` holds the actual demand of each service (PROBLEM.md section
+10). The file format is ``gpusched-scenario/1``::
+
+    {"format": "gpusched-scenario/1", "instance": "example",
+     "actual": {"chat": [2, 3, 3, ...]}}
+
+A scenario is checked against its instance like an instance is checked at
+the door (:meth:`Scenario.validate`): the instance's name, every service and
+no other, length ``T``, integers ``0 <= a <= G``, and the actual inference
+alone within ``G`` in every slot.
+
+:func:`scenario` draws one from a model: ``lognormal`` (autocorrelated
+multiplicative noise) or ``trace`` (the real forecast error of the shipped
+ServeGen series); :func:`trace_scenario` builds the matching pair of a
+forecast instance and the day's actual traffic.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from . import families
+from .io import atomic_write_text, read_json
+from .model import Instance, Service
+
+__all__ = [
+    "SCENARIO_FORMAT",
+    "SCENARIO_MODELS",
+    "Scenario",
+    "actual_instance",
+    "load_scenario",
+    "save_scenario",
+    "scenario",
+    "scenario_from_dict",
+    "trace_forecast_error",
+    "trace_scenario",
+]
+
+SCENARIO_FORMAT = "gpusched-scenario/1"
+
+SCENARIO_MODELS: tuple[str, ...] = ("lognormal", "trace")
+"""Models :func:`scenario` draws from."""
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """The actual inference demand of one instance's services.
+
+    Parameters
+    ----------
+    instance
+        Name of the instance the scenario is for.
+    actual
+        Map from service name to its actual demand per slot (integers >= 0).
+    meta
+        Provenance (model, seed, parameters); ignored by equality.
+
+    Raises
+    ------
+    ValueError
+        For a value that is not a non-negative integer, naming the field
+        (``actual.chat[3]``). Whether the scenario fits its instance is
+        :meth:`validate`'s job.
+    """
+
+    instance: str
+    actual: Mapping[str, tuple[int, ...]]
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.instance, str) or not self.instance:
+            raise ValueError(f"instance: must be a non-empty string, got {self.instance!r}")
+        if not isinstance(self.actual, Mapping):
+            raise ValueError(f"actual: must map service names to lists, got {self.actual!r}")
+        if not isinstance(self.meta, Mapping):
+            raise ValueError(f"meta: must be a mapping, got {self.meta!r}")
+        clean: dict[str, tuple[int, ...]] = {}
+        for name, values in self.actual.items():
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"actual: service names must be non-empty strings, got {name!r}")
+            where = f"actual[{json.dumps(name)}]"
+            if isinstance(values, np.ndarray):
+                values = values.tolist()
+            if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, (list, tuple)):
+                raise ValueError(f"{where}: must be a list of integers, got {values!r}")
+            for t, a in enumerate(values):
+                if not _is_int(a):
+                    raise ValueError(f"{where}[{t}]: must be an integer, got {a!r}")
+                if a < 0:
+                    raise ValueError(f"{where}[{t}]: must be >= 0, got {a}")
+            clean[name] = tuple(int(a) for a in values)
+        object.__setattr__(self, "actual", MappingProxyType(clean))
+
+    def __hash__(self) -> int:
+        return hash((self.instance, tuple(sorted(self.actual.items()))))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Scenario):
+            return NotImplemented
+        return self.instance == other.instance and dict(self.actual) == dict(other.actual)
+
+    def validate(self, inst: Instance) -> None:
+        """Check that the scenario fits ``inst``.
+
+        Raises
+        ------
+        ValueError
+            ``instance: ...`` for a scenario of another instance,
+            ``actual: missing service 'chat'``, ``actual["x"]: no service of
+            that name ...``, ``actual["chat"]: length must equal horizon ...``,
+            ``actual["chat"][5]: must be <= num_gpus ...`` or ``actual: summed
+            actual inference at slot 5 is 9, over num_gpus (8)``.
+        """
+        if self.instance != inst.name:
+            raise ValueError(
+                f"instance: the scenario is for instance {self.instance!r}, not {inst.name!r}"
+            )
+        names = [s.name for s in inst.services]
+        for name in names:
+            if name not in self.actual:
+                raise ValueError(f"actual: missing service {name!r} of instance {inst.name!r}")
+        for name in self.actual:
+            if name not in names:
+                raise ValueError(
+                    f"actual[{json.dumps(name)}]: no service of that name in instance "
+                    f"{inst.name!r} (services: {names})"
+                )
+        G, T = inst.num_gpus, inst.horizon
+        for name in names:
+            values = self.actual[name]
+            where = f"actual[{json.dumps(name)}]"
+            if len(values) != T:
+                raise ValueError(f"{where}: length must equal horizon ({T}), got {len(values)}")
+            over = [t for t, a in enumerate(values) if a > G]
+            if over:
+                raise ValueError(
+                    f"{where}[{over[0]}]: must be <= num_gpus ({G}), got {values[over[0]]}"
+                )
+        if names:
+            total = self.total(inst)
+            over_t = np.flatnonzero(total > G)
+            if over_t.size:
+                t = int(over_t[0])
+                raise ValueError(
+                    f"actual: summed actual inference at slot {t} is {int(total[t])}, "
+                    f"over num_gpus ({G})"
+                )
+
+    def demand(self, inst: Instance) -> np.ndarray:
+        """Actual demand, shape ``(num_services, horizon)`` in the instance's service order."""
+        if not inst.services:
+            return np.zeros((0, inst.horizon), dtype=np.int64)
+        return np.array([self.actual[s.name] for s in inst.services], dtype=np.int64)
+
+    def total(self, inst: Instance) -> np.ndarray:
+        """Summed actual inference per slot, shape ``(horizon,)``."""
+        return self.demand(inst).sum(axis=0).astype(np.int64)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``gpusched-scenario/1`` JSON object."""
+        out: dict[str, Any] = {
+            "format": SCENARIO_FORMAT,
+            "instance": self.instance,
+            "actual": {k: list(v) for k, v in self.actual.items()},
+        }
+        if self.meta:
+            out["meta"] = dict(self.meta)
+        return out
+
+
+def actual_instance(inst: Instance, sc: Scenario) -> Instance:
+    """The instance with each service's demand replaced by its actual demand.
+
+    The name stays the same, so schedules of ``inst`` check against it; this
+    is the instance of the clairvoyant bound.
+
+    Raises
+    ------
+    ValueError
+        If the scenario does not fit the instance (see :meth:`Scenario.validate`).
+    """
+    sc.validate(inst)
+    services = tuple(Service(s.name, s.priority, sc.actual[s.name]) for s in inst.services)
+    return inst.replace(services=services)
+
+
+# --------------------------------------------------------------------- files
+def scenario_from_dict(data: Any, inst: Instance | None = None) -> Scenario:
+    """Build a :class:`Scenario` from a ``gpusched-scenario/1`` object.
+
+    Parameters
+    ----------
+    data
+        The parsed JSON object.
+    inst
+        When given, the scenario is also validated against it.
+
+    Raises
+    ------
+    ValueError
+        Naming the field (``format``, ``instance``, ``actual["chat"][3]``).
+    """
+    if not isinstance(data, dict):
+        raise ValueError(f"(top level): must be a JSON object, got {type(data).__name__}")
+    if "format" not in data:
+        raise ValueError(f"format: missing; expected {SCENARIO_FORMAT!r}")
+    if data["format"] != SCENARIO_FORMAT:
+        raise ValueError(f"format: expected {SCENARIO_FORMAT!r}, got {data['format']!r}")
+    unknown = sorted(set(data) - {"format", "instance", "actual", "meta"})
+    if unknown:
+        raise ValueError(f"{unknown[0]}: unknown field (allowed: format, instance, actual, meta)")
+    for key in ("instance", "actual"):
+        if key not in data:
+            raise ValueError(f"{key}: missing")
+    if not isinstance(data["actual"], dict):
+        raise ValueError(
+            f"actual: must be an object mapping service names to lists, got {data['actual']!r}"
+        )
+    sc = Scenario(data["instance"], data["actual"], meta=data.get("meta", {}))
+    if inst is not None:
+        sc.validate(inst)
+    return sc
+
+
+def load_scenario(path: str | os.PathLike[str], inst: Instance | None = None) -> Scenario:
+    """Load a scenario file, validated against ``inst`` when it is given.
+
+    Raises
+    ------
+    ValueError
+        ``<file>: <field>: <what is wrong>``.
+    """
+    data = read_json(path)
+    try:
+        return scenario_from_dict(data, inst)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+
+
+def save_scenario(sc: Scenario, path: str | os.PathLike[str]) -> None:
+    """Write a scenario file (one service per line, atomic)."""
+    d = sc.to_dict()
+    lines = ["{", f'  "format": {json.dumps(d["format"])},', f'  "instance": {json.dumps(d["instance"])},']
+    if "meta" in d:
+        lines.append(f'  "meta": {json.dumps(d["meta"], sort_keys=True)},')
+    items = list(d["actual"].items())
+    lines.append('  "actual": {' + ("" if items else "}"))
+    for i, (k, v) in enumerate(items):
+        lines.append(f"    {json.dumps(k)}: {json.dumps(v)}{',' if i < len(items) - 1 else ''}")
+    if items:
+        lines.append("  }")
+    lines.append("}")
+    atomic_write_text(path, "\n".join(lines) + "\n")
+
+
+# -------------------------------------------------------------------- models
+def _fit_pool(actual: np.ndarray, num_gpus: int) -> np.ndarray:
+    """Clip every value to ``[0, G]``, then cap the total at ``G`` slot by slot,
+    lowering the services from the last in the list to the first."""
+    a = np.clip(actual, 0, num_gpus).astype(np.int64)
+    excess = a.sum(axis=0) - num_gpus
+    for k in range(a.shape[0] - 1, -1, -1):
+        if not (excess > 0).any():
+            break
+        cut = np.minimum(a[k], np.maximum(excess, 0))
+        a[k] -= cut
+        excess -= cut
+    return a
+
+
+def _check_real(name: str, x: Any, lo: float, hi: float | None = None, *, lo_open: bool = False) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name}: must be a number, got {x!r}")
+    x = float(x)
+    bad = not math.isfinite(x) or x < lo or (lo_open and x == lo) or (hi is not None and x > hi)
+    if bad:
+        rng = f"{'(' if lo_open else '['}{lo:g}, {'inf)' if hi is None else f'{hi:g}]'}"
+        raise ValueError(f"{name}: must be a number in {rng}, got {x!r}")
+    return x
+
+
+def _lognormal(
+    inst: Instance, rng: np.random.Generator, *, sigma: float = 0.2, rho: float = 0.5,
+    mean_one: bool = True,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    sigma = _check_real("sigma", sigma, 0.0)
+    rho = _check_real("rho", rho, -1.0, 1.0)
+    if not isinstance(mean_one, bool):
+        raise ValueError(f"mean_one: must be true or false, got {mean_one!r}")
+    S, T = inst.demand.shape
+    eps = np.empty((S, T))
+    z = rng.standard_normal((S, T))
+    innov = sigma * math.sqrt(max(0.0, 1.0 - rho * rho))
+    eps[:, 0] = sigma * z[:, 0]
+    for t in range(1, T):
+        eps[:, t] = rho * eps[:, t - 1] + innov * z[:, t]
+    shift = 0.5 * sigma * sigma if mean_one else 0.0
+    actual = np.rint(inst.demand * np.exp(eps - shift))
+    return actual, {"sigma": sigma, "rho": rho, "mean_one": mean_one}
+
+
+def _series_days() -> np.ndarray:
+    rps = families.servegen_hourly_rps()
+    return rps.reshape(-1, 24)
+
+
+def trace_forecast_error(day: int, days: int = 1, history: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Forecast and actual request rates (req/s, hourly) of the shipped ServeGen series.
+
+    The forecast of an hour of day ``d`` is the mean of the same hour over the
+    previous days (all of them, or the last ``history``); the actual is day
+    ``d`` itself. ``days`` consecutive days from ``day`` are concatenated.
+
+    Returns
+    -------
+    (forecast, actual)
+        Two float arrays of length ``24 * days``.
+
+    Raises
+    ------
+    ValueError
+        ``day: ...`` when ``day < 1`` (no previous day) or the days run past
+        the series (14 days), ``history: ...`` when it is not a positive integer.
+    """
+    series = _series_days()
+    n = series.shape[0]
+    if not _is_int(days) or days < 1:
+        raise ValueError(f"days: must be a positive integer, got {days!r}")
+    if not _is_int(day) or not 1 <= day <= n - days:
+        raise ValueError(
+            f"day: must be an integer in [1, {n - days}] (a previous day is needed and "
+            f"{days} day(s) must fit in the {n}-day series), got {day!r}"
+        )
+    if history is not None and (not _is_int(history) or history < 1):
+        raise ValueError(f"history: must be a positive integer or None, got {history!r}")
+    fc, ac = [], []
+    for d in range(day, day + days):
+        lo = 0 if history is None else max(0, d - history)
+        fc.append(series[lo:d].mean(axis=0))
+        ac.append(series[d])
+    return np.concatenate(fc), np.concatenate(ac)
+
+
+def _trace(
+    inst: Instance, rng: np.random.Generator, *, day: int = 7, history: int | None = None,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    del rng  # the trace model draws nothing
+    hours = np.floor(np.arange(inst.horizon) * inst.slot_hours + 1e-9).astype(np.int64)
+    days = int(hours[-1]) // 24 + 1
+    forecast, actual = trace_forecast_error(day, days, history)
+    ratio = actual[hours] / forecast[hours]
+    return np.rint(inst.demand * ratio), {"day": int(day), "history": history}
+
+
+_MODELS: dict[str, Callable[..., tuple[np.ndarray, dict[str, Any]]]] = {
+    "lognormal": _lognormal,
+    "trace": _trace,
+}
+
+
+def scenario(inst: Instance, model: str = "lognormal", seed: int = 0, **params: Any) -> Scenario:
+    """Draw the actual demand of a day from a model of forecast error.
+
+    The instance's demand ``f_s[t]`` is the forecast. Every model gives a real
+    value ``x_s[t]``, rounded to the nearest integer (halves to even), clipped
+    to ``[0, G]``; then where the services' total is over ``G`` it is capped at
+    ``G``, lowering the services from the last in the list to the first, so
+    inference alone always fits in the pool.
+
+    Models
+    ------
+    ``lognormal`` (``sigma=0.2``, ``rho=0.5``, ``mean_one=True``)
+        ``x_s[t] = f_s[t] * exp(eps_s[t] - c)`` with, for each service
+        independently, the stationary Gaussian AR(1) process
+        ``eps[0] = sigma z[0]``, ``eps[t] = rho eps[t-1] + sigma sqrt(1 - rho^2) z[t]``
+        (``z`` standard normal), so ``Var eps[t] = sigma^2`` and
+        ``corr(eps[t], eps[t-1]) = rho``; ``c = sigma^2 / 2`` when ``mean_one``
+        (then ``E exp(eps - c) = 1``: the forecast is the mean), else ``c = 0``
+        (the forecast is the median). ``sigma >= 0``, ``-1 <= rho <= 1``.
+    ``trace`` (``day=7``, ``history=None``)
+        The real forecast error of the shipped ServeGen series (ServeGen,
+        alibaba/ServeGen, Apache License 2.0, hourly means of
+        :func:`instances.families.servegen_hourly_rps`): ``x_s[t] = f_s[t] *
+        actual[h] / forecast[h]`` with ``h`` the hour of slot ``t`` counted
+        from day ``day``, ``forecast[h]`` the mean of the same hour over the
+        previous days (or the last ``history``) and ``actual[h]`` the day
+        itself (see :func:`trace_forecast_error`). Draws nothing: ``seed`` is
+        ignored. To replay the trace itself, forecast and actual both in GPUs,
+        use :func:`trace_scenario`.
+
+    Parameters
+    ----------
+    inst
+        The instance; its demand is the forecast.
+    model
+        One of :data:`SCENARIO_MODELS`.
+    seed
+        Seed of the random stream; the same instance, model, seed and
+        parameters give the same scenario.
+    **params
+        The model's parameters.
+
+    Raises
+    ------
+    ValueError
+        For an unknown model or parameter, or a parameter out of range.
+    """
+    fn = _MODELS.get(model)
+    if fn is None:
+        raise ValueError(f"model: unknown scenario model {model!r}; known: {', '.join(_MODELS)}")
+    if not _is_int(seed) or seed < 0:
+        raise ValueError(f"seed: must be a non-negative integer, got {seed!r}")
+    accepted = set(inspect.signature(fn).parameters) - {"inst", "rng"}
+    unknown = sorted(set(params) - accepted)
+    if unknown:
+        raise ValueError(
+            f"{unknown[0]}: not a parameter of scenario model {model!r}; accepted: {sorted(accepted)}"
+        )
+    key = int.from_bytes(model.encode(), "little") % (2**63)
+    rng = np.random.default_rng([int(seed), key])
+    x, used = fn(inst, rng, **params)
+    actual = _fit_pool(np.asarray(x), inst.num_gpus)
+    meta = {"model": model, "seed": int(seed), "params": used}
+    return Scenario(
+        inst.name, {s.name: tuple(int(v) for v in actual[k]) for k, s in enumerate(inst.services)},
+        meta=meta,
+    )
+
+
+def trace_scenario(
+    day: int = 7, seed: int = 0, *, history: int | None = None, num_gpus: int = 16,
+    throughput_rps: float = families.TRACE_GPU_THROUGHPUT_RPS, **params: Any,
+) -> tuple[Instance, Scenario]:
+    """A forecast instance and its actual day, both from the ServeGen series.
+
+    The batch jobs are those of family ``trace-servegen`` for one day with
+    ``start_day=day`` and ``seed`` (``instances.generate``; ``params`` go to
+    the family). The instance's service demand is then replaced by the
+    forecast, ``ceil(forecast[h] / throughput_rps)`` GPUs, with ``forecast[h]``
+    the mean rate of hour ``h`` over the previous days (or the last
+    ``history``); the scenario's actual is the day itself,
+    ``ceil(rate[h] / throughput_rps)`` (exactly the demand of the family's
+    instance), capped at ``num_gpus``. The instance is named
+    ``<family instance>-forecast``.
+
+    Raises
+    ------
+    ValueError
+        For a day without a previous day or past the series, or a bad
+        family parameter.
+    """
+    forecast, actual = trace_forecast_error(day, 1, history)
+    base = families.generate(
+        "trace-servegen", seed=seed, num_gpus=num_gpus, throughput_rps=throughput_rps,
+        days=1, start_day=day, **params,
+    )
+    fc = np.minimum(np.ceil(forecast / throughput_rps), num_gpus).astype(np.int64)
+    ac = np.minimum(np.ceil(actual / throughput_rps), num_gpus).astype(np.int64)
+    svc = base.services[0]
+    name = f"{base.name}-forecast"
+    meta = {**base.meta, "forecast": {"day": int(day), "history": history}}
+    inst = base.replace(
+        name=name, services=(Service(svc.name, svc.priority, tuple(int(x) for x in fc)),), meta=meta,
+    )
+    sc = Scenario(
+        name, {svc.name: tuple(int(x) for x in ac)},
+        meta={"model": "trace-day", "seed": int(seed),
+              "params": {"day": int(day), "history": history, "throughput_rps": throughput_rps}},
+    )
+    sc.validate(inst)
+    return inst, sc
