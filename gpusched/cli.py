@@ -19,7 +19,7 @@ from typing import NoReturn
 
 __all__ = ["COMMAND_MODULES", "UsageError", "main"]
 
-COMMAND_MODULES: tuple[str, ...] = ("gpusched.commands.core", "gpusched.commands.bench")
+COMMAND_MODULES: tuple[str, ...] = ("gpusched.commands.core", "gpusched.commands.sweep")
 """Modules whose ``register(subparsers)`` adds subcommands, in help order."""
 
 
