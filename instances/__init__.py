@@ -18,7 +18,7 @@ from .io import (
     schedule_from_dict,
     schema,
 )
-from .model import JOB_KINDS, Instance, Job, Service
+from .model import JOB_KINDS, Instance, Job, Node, Service
 from .result import Result, Status
 from .schedule import Schedule
 
@@ -29,6 +29,7 @@ __all__ = [
     "Instance",
     "Job",
     "Metrics",
+    "Node",
     "Result",
     "Schedule",
     "Service",
