@@ -19,6 +19,7 @@ from .io import (
     schema,
 )
 from .model import JOB_KINDS, Instance, Job, Node, Service
+from .nodes import openb_node_mix, price_of_topology, with_nodes
 from .result import Result, Status
 from .schedule import Schedule
 
@@ -43,8 +44,11 @@ __all__ = [
     "instance_to_dict",
     "load",
     "load_schedule",
+    "openb_node_mix",
+    "price_of_topology",
     "save",
     "save_schedule",
     "schedule_from_dict",
     "schema",
+    "with_nodes",
 ]
