@@ -96,6 +96,7 @@ def serial_starts_nodes_compiled(
     node_free: np.ndarray,
     sizes: np.ndarray,
     maxfree: np.ndarray,
+    nmax: np.ndarray,
     whole: np.ndarray,
     multi: np.ndarray,
     frag: np.ndarray,
@@ -117,8 +118,9 @@ def serial_starts_nodes_compiled(
     lexicographically smallest set of wholly free nodes. A scan over the
     slots keeps the run of slots where the pool and ``maxfree`` (one node) or
     ``whole`` (whole nodes) have room, and tests the nodes only at the
-    starts that pass it. Every array is updated in place; ``start`` is
-    returned, ``place`` row ``j`` receives the nodes.
+    starts that pass it; ``nmax`` (how many nodes have ``maxfree``) spares
+    most recomputations of the maximum. Every array is updated in place;
+    ``start`` is returned, ``place`` row ``j`` receives the nodes.
     """
     K, T = node_free.shape
     elig = np.empty(K, dtype=np.int64)
@@ -134,8 +136,10 @@ def serial_starts_nodes_compiled(
         run = 0
         s = -1
         nchosen = 0
+        many = multi[j]
+        room_at = whole if many else maxfree  # one node with g free, or whole nodes holding g
         for t in range(lo, hi):
-            if free[t] >= g and ((maxfree[t] >= g) if not multi[j] else (whole[t] >= g)):
+            if free[t] >= g and room_at[t] >= g:
                 run += 1
             else:
                 run = 0
@@ -144,7 +148,7 @@ def serial_starts_nodes_compiled(
             c = t - p + 1
             m = 0
             for k in range(K):
-                need = sizes[k] if multi[j] else g
+                need = sizes[k] if many else g
                 ok = True
                 for u in range(c, c + p):
                     if node_free[k, u] < need:
@@ -153,9 +157,11 @@ def serial_starts_nodes_compiled(
                 if ok:
                     elig[m] = k
                     m += 1
+                    if rule == 0 and not many:
+                        break  # first fit: the first node with room is the one
             if m == 0:
                 continue
-            if multi[j]:
+            if many:
                 nchosen = _lexicographic_subset(sizes, elig, m, g, chosen)
                 if nchosen == 0:
                     continue
@@ -193,18 +199,25 @@ def serial_starts_nodes_compiled(
             k = chosen[e]
             take = g if nchosen == 1 else sizes[k]
             for u in range(s, s + p):
-                node_free[k, u] -= take
-        for u in range(s, s + p):
-            mx = 0
-            wh = 0
-            for k in range(K):
-                f = node_free[k, u]
-                if f > mx:
-                    mx = f
-                if f == sizes[k]:
-                    wh += f
-            maxfree[u] = mx
-            whole[u] = wh
+                before = node_free[k, u]
+                node_free[k, u] = before - take
+                if before == sizes[k]:
+                    whole[u] -= before  # no longer wholly free
+                if before == maxfree[u]:
+                    if nmax[u] > 1:  # another node still has that much
+                        nmax[u] -= 1
+                    else:
+                        mx = 0
+                        cm = 0
+                        for q in range(K):
+                            f = node_free[q, u]
+                            if f > mx:
+                                mx = f
+                                cm = 1
+                            elif f == mx:
+                                cm += 1
+                        maxfree[u] = mx
+                        nmax[u] = cm
         start[j] = s
         for e in range(place.shape[1]):
             place[j, e] = chosen[e] if e < nchosen else -1

@@ -208,7 +208,7 @@ def serial_starts(
     ok = kernel is not None and _writable_int64(free, start)
     if ok and nodes is not None:
         assert place is not None
-        ok = _writable_int64(place, nodes.free, nodes.maxfree, nodes.whole)
+        ok = _writable_int64(place, nodes.free, nodes.maxfree, nodes.nmax, nodes.whole)
     if ok:
         arrays = getattr(jobs, "arrays", None)
         if arrays is None:
@@ -221,7 +221,8 @@ def serial_starts(
         if nodes is None:
             return kernel(free, idx, *arrays, start)  # type: ignore[no-any-return]
         return kernel(  # type: ignore[no-any-return]
-            free, nodes.free, nodes.sizes, nodes.maxfree, nodes.whole, nodes.multi, nodes.frag,
+            free, nodes.free, nodes.sizes, nodes.maxfree, nodes.nmax, nodes.whole, nodes.multi,
+            nodes.frag,
             nodes.rule, idx, *arrays, start, place,
         )
     return serial_starts_numpy(free, order, jobs, start, nodes=nodes, place=place)

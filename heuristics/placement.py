@@ -75,6 +75,9 @@ class NodeProfile:
         ``(K,)`` int64: each node's GPUs.
     maxfree
         ``(T,)`` int64: ``free.max(axis=0)``, the most any one node has free.
+    nmax
+        ``(T,)`` int64: how many nodes have ``maxfree`` free (the compiled
+        decoder keeps it; the numpy one recomputes ``maxfree``).
     whole
         ``(T,)`` int64: GPUs of the nodes wholly free at ``t`` (``free == sizes``).
     multi
@@ -88,6 +91,7 @@ class NodeProfile:
     free: np.ndarray
     sizes: np.ndarray
     maxfree: np.ndarray
+    nmax: np.ndarray
     whole: np.ndarray
     multi: np.ndarray
     frag: np.ndarray
@@ -95,8 +99,8 @@ class NodeProfile:
 
     def copy(self) -> NodeProfile:
         """A copy whose profiles can be changed independently (tables are shared)."""
-        return NodeProfile(self.free.copy(), self.sizes, self.maxfree.copy(), self.whole.copy(),
-                           self.multi, self.frag, self.rule)
+        return NodeProfile(self.free.copy(), self.sizes, self.maxfree.copy(), self.nmax.copy(),
+                           self.whole.copy(), self.multi, self.frag, self.rule)
 
 
 def frag_table(inst: Instance) -> np.ndarray:
@@ -132,11 +136,12 @@ def node_profile(inst: Instance, reservation: str = "curve", placement: str = "f
     cap = inst.node_capacity(reservation)  # type: ignore[arg-type]
     free = np.ascontiguousarray(np.repeat(cap[:, None], inst.horizon, axis=1), dtype=np.int64)
     sizes = np.ascontiguousarray(inst.node_gpus, dtype=np.int64)
-    prof = NodeProfile(
-        free, sizes, free.max(axis=0), ((free == sizes[:, None]) * sizes[:, None]).sum(axis=0),
+    maxfree = free.max(axis=0)
+    return NodeProfile(
+        free, sizes, maxfree, (free == maxfree).sum(axis=0),
+        ((free == sizes[:, None]) * sizes[:, None]).sum(axis=0),
         np.ascontiguousarray(inst.multi_node), frag_table(inst), rule,
     )
-    return prof
 
 
 def new_place(inst: Instance) -> np.ndarray:
@@ -248,6 +253,7 @@ def node_occupy(
         prof.free[nodes, s : s + p] -= prof.sizes[nodes][:, None]
     window = prof.free[:, s : s + p]
     prof.maxfree[s : s + p] = window.max(axis=0)
+    prof.nmax[s : s + p] = (window == prof.maxfree[s : s + p]).sum(axis=0)
     prof.whole[s : s + p] = ((window == prof.sizes[:, None]) * prof.sizes[:, None]).sum(axis=0)
     if place is not None:
         place[j] = -1
