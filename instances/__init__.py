@@ -18,7 +18,8 @@ from .io import (
     schedule_from_dict,
     schema,
 )
-from .model import JOB_KINDS, Instance, Job, Service
+from .model import JOB_KINDS, Instance, Job, Node, Service
+from .nodes import openb_node_mix, price_of_topology, with_nodes
 from .result import Result, Status
 from .scenario import (
     Scenario,
@@ -38,6 +39,7 @@ __all__ = [
     "Instance",
     "Job",
     "Metrics",
+    "Node",
     "Result",
     "Scenario",
     "Schedule",
@@ -54,6 +56,8 @@ __all__ = [
     "load",
     "load_scenario",
     "load_schedule",
+    "openb_node_mix",
+    "price_of_topology",
     "save",
     "save_scenario",
     "save_schedule",
@@ -62,4 +66,5 @@ __all__ = [
     "schedule_from_dict",
     "schema",
     "trace_scenario",
+    "with_nodes",
 ]
