@@ -21,6 +21,7 @@ from .io import (
 from .model import JOB_KINDS, Instance, Job, Service
 from .result import Result, Status
 from .schedule import Schedule
+from .traces import from_trace
 
 __all__ = [
     "FAMILIES",
@@ -35,6 +36,7 @@ __all__ = [
     "Status",
     "dumps",
     "evaluate",
+    "from_trace",
     "gain",
     "gap",
     "generate",
