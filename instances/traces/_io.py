@@ -84,9 +84,10 @@ def open_trace(path: str, progress: bool | None = None) -> Iterator[tuple[Binary
         bar.close()
 
 
-def byte_chunks(f: BinaryIO, bar: _Bar, size: int = CHUNK_BYTES) -> Iterator[bytes]:
+def byte_chunks(f: BinaryIO, bar: _Bar, size: int | None = None) -> Iterator[bytes]:
     """Chunks of whole lines: each but the last ends with a newline; a line
-    longer than ``size`` is read whole."""
+    longer than ``size`` (default :data:`CHUNK_BYTES`) is read whole."""
+    size = size or CHUNK_BYTES
     tail = b""
     pos = 0
     while True:
