@@ -129,8 +129,9 @@ def read_swf(
             status = np.empty(cap, dtype=np.int8)
             fld = np.empty(cap, dtype=np.int16)
             nrow, nlines = scanner(buf, _COLS, NFIELDS, out, lines, status, fld)
-            out, lines, status, fld = out[:nrow], lines[:nrow] + first, status[:nrow], fld[:nrow]
+            base = first
             first += nlines
+            out, lines, status, fld = out[:nrow], lines[:nrow] + base, status[:nrow], fld[:nrow]
             job, sub, run, procs, req, queue = out.T
             ok = status == OK
             bad_job = ok & ~((job >= 0) & (np.floor(job) == job))
@@ -141,7 +142,7 @@ def read_swf(
                 for r in np.flatnonzero(~good):
                     ln = int(lines[r])
                     if not ok[r]:
-                        what = _bad_message(text[ln - first], int(status[r]), int(fld[r]))
+                        what = _bad_message(text[ln - base], int(status[r]), int(fld[r]))
                     elif bad_job[r]:
                         what = f"field 1 (job number): must be an integer >= 0, got {job[r]:g}"
                     else:
