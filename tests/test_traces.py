@@ -123,7 +123,7 @@ def test_default_pool_is_the_largest_job():
 def test_start_option_and_window_edges():
     path, kw = SAMPLES["swf"]
     # window [1800, 5400): only job 2 (release 0, 2 slots > T = 1: past the horizon)
-    with pytest.raises(ValueError, match="no usable job.*past_horizon 1"):
+    with pytest.raises(ValueError, match=r"no usable job.*past_horizon 1"):
         from_trace("swf", path, start=1800, hours=1, **kw)
     inst = from_trace("swf", path, start=1800, hours=2, **kw)
     assert _jobs(inst) == [("2", 2, 2, 0, 1.0)]
@@ -263,7 +263,7 @@ def _scan(fn, data: bytes):
     lines = np.zeros(cap, dtype=np.int64)
     st = np.zeros(cap, dtype=np.int8)
     fl = np.zeros(cap, dtype=np.int16)
-    nrow, nl = fn(buf, cols, NFIELDS, out, lines, st, fl)
+    nrow, _nl = fn(buf, cols, NFIELDS, out, lines, st, fl)
     ok = st[:nrow] == 0
     return nrow, lines[:nrow].tolist(), st[:nrow].tolist(), fl[:nrow].tolist(), out[:nrow][ok].tolist()
 

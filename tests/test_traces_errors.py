@@ -102,7 +102,7 @@ def test_skip_bad_task_rows(tmp_path):
     (tmp_path / "pai_job_table.csv").write_text("q1,i1,u,Terminated,0,100\nq2,i2,u,Terminated,0,100\n")
     (tmp_path / "pai_task_table.csv").write_text(
         (BROKEN / "pai_bad_task.csv").read_text() + "q2,w,1,Terminated,0,100,1,1,100,T4\n")
-    with pytest.raises(ValueError, match="pai_task_table.csv: line 1: inst_num"):
+    with pytest.raises(ValueError, match=r"pai_task_table\.csv: line 1: inst_num"):
         from_trace("pai", tmp_path)
     inst = from_trace("pai", tmp_path, skip_bad=True)
     m = inst.meta["import"]

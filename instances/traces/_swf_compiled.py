@@ -16,11 +16,6 @@ __all__ = ["scan_compiled"]
 
 
 @njit(cache=True, nogil=True)
-def _is_ws(c: int) -> bool:  # pragma: no cover (compiled)
-    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
-
-
-@njit(cache=True, nogil=True)
 def scan_compiled(
     buf: np.ndarray, cols: np.ndarray, nfields: int,
     out: np.ndarray, lines: np.ndarray, status: np.ndarray, field: np.ndarray,
@@ -36,7 +31,7 @@ def scan_compiled(
     row = 0
     while i < n:
         j = i
-        while j < n and _is_ws(buf[j]):
+        while j < n and (buf[j] == 32 or buf[j] == 9 or buf[j] == 13 or buf[j] == 11 or buf[j] == 12):
             j += 1
         if j >= n:
             break
@@ -100,7 +95,7 @@ def scan_compiled(
                 if ed == 0:
                     ok = False
                 scale += -e if eneg else e
-            if ok and j < n and not (_is_ws(buf[j]) or buf[j] == 10):
+            if ok and j < n and not ((buf[j] == 32 or buf[j] == 9 or buf[j] == 13 or buf[j] == 11 or buf[j] == 12) or buf[j] == 10):
                 ok = False
             if not ok:
                 st = 3
@@ -122,7 +117,7 @@ def scan_compiled(
                 out[row, ci] = v
                 ci += 1
             k += 1
-            while j < n and _is_ws(buf[j]):
+            while j < n and (buf[j] == 32 or buf[j] == 9 or buf[j] == 13 or buf[j] == 11 or buf[j] == 12):
                 j += 1
             if j >= n or buf[j] == 10:
                 break
