@@ -31,6 +31,7 @@ from .scenario import (
     trace_scenario,
 )
 from .schedule import Schedule
+from .traces import from_trace
 
 __all__ = [
     "FAMILIES",
@@ -48,6 +49,7 @@ __all__ = [
     "actual_instance",
     "dumps",
     "evaluate",
+    "from_trace",
     "gain",
     "gap",
     "generate",
