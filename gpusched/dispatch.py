@@ -1,0 +1,67 @@
+"""One entry point for every method by name: the heuristics' registry, then the exact methods."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import heuristics
+import milp
+from instances import Instance, Result
+
+__all__ = ["EXACT_METHODS", "method_names", "solve"]
+
+EXACT_METHODS: dict[str, str] = dict(milp.METHOD_BACKENDS)
+"""Exact method name -> ``milp.solve`` backend (:data:`milp.METHOD_NAMES` read backwards)."""
+
+
+def method_names() -> list[str]:
+    """Every method ``solve`` accepts: the heuristics (plugins included), then the exact methods."""
+    return [*heuristics.METHODS, *EXACT_METHODS]
+
+
+def solve(inst: Instance, method: str, *, time_limit: float | None = None, **params: Any) -> Result:
+    """Run any method by name.
+
+    An exact method runs :func:`matheuristics.solve_milp` (the MILP, warm
+    started by ``best``, with the LNS helper on two threads); a heuristic
+    runs :func:`heuristics.solve`.
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    method
+        A heuristic of :data:`heuristics.METHODS` or an exact method of
+        :data:`EXACT_METHODS` (``milp`` is HiGHS).
+    time_limit
+        Seconds; for exact methods (default 60) and for heuristics that take a
+        time budget. Ignored by the others.
+    **params
+        Passed to the method.
+
+    Raises
+    ------
+    ValueError
+        For an unknown method or parameter.
+    """
+    if method in EXACT_METHODS:
+        import matheuristics
+
+        return matheuristics.solve_milp(
+            inst, time_limit=60.0 if time_limit is None else time_limit,
+            backend=EXACT_METHODS[method], **params,
+        )
+    if method not in heuristics.METHODS:
+        raise ValueError(f"method: unknown method {method!r}; known: {', '.join(method_names())}")
+    if time_limit is not None and _accepts(heuristics.METHODS[method], "time_limit"):
+        params["time_limit"] = time_limit
+    return heuristics.solve(inst, method, **params)
+
+
+def _accepts(fn: Any, name: str) -> bool:
+    """Whether ``fn`` takes a parameter ``name``."""
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return False
