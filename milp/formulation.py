@@ -177,7 +177,7 @@ class Formulation:
 
         A group of identical jobs shares its columns' sum equally among its
         members; a job with no column gets 0. Of an LP solution, this is
-        the ``guide`` of :func:`heuristics.lns.lns_improve`.
+        the ``guide`` of :func:`matheuristics.lns.lns_improve`.
         """
         x = np.asarray(x, dtype=np.float64)
         if x.shape != (self.num_cols,):

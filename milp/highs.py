@@ -261,7 +261,8 @@ def write_model(form: Formulation, path: str) -> None:
 
     The arrays go to HiGHS in one ``passModel`` (objective unscaled), the
     names of :meth:`Formulation.col_names` and :meth:`Formulation.row_names`
-    with them; then ``writeModel``.
+    with them (characters other than letters, digits, ``_`` and ``.`` become
+    ``_``, as PuLP writes them); then ``writeModel``.
 
     Raises
     ------
@@ -275,8 +276,9 @@ def write_model(form: Formulation, path: str) -> None:
     h.setOptionValue("output_flag", False)
     _pass(h, form, scale=1.0)
     lp = h.getLp()
-    lp.col_names_ = form.col_names()
-    lp.row_names_ = form.row_names()
+    # the names as an LP file allows them (HiGHS writes c0, c1, ... for all if one is not)
+    lp.col_names_ = [_safe(n) for n in form.col_names()]
+    lp.row_names_ = [_safe(n) for n in form.row_names()]
     lp.model_name_ = _safe(form.instance.name)
     if h.passModel(lp) == highspy.HighsStatus.kError:
         raise RuntimeError("HiGHS refused the named model (passModel returned kError)")

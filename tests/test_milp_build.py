@@ -1,4 +1,4 @@
-"""milp.build: the arrays against a plain reference, the PuLP export, encode/decode."""
+"""milp.build: the arrays against a plain reference, the exports, encode/decode, feasibility."""
 
 from __future__ import annotations
 
@@ -136,6 +136,59 @@ def test_pulp_model_is_the_same_model(family: str, seed: int, tmp_path) -> None:
     assert len(back.variables()) == form.num_cols
     assert back.numConstraints() == form.num_rows
     assert (tmp_path / "m.lp").read_text().count("cap_t") == form.stats["capacity_rows"]
+
+
+def _read_back(path: str) -> tuple[object, float]:
+    """A model file read by HiGHS: its LP and its optimum (maximize)."""
+    import highspy
+
+    from milp.highs import silence_banner
+
+    silence_banner()
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    assert h.readModel(path) == highspy.HighsStatus.kOk
+    h.setOptionValue("mip_rel_gap", 0.0)
+    h.run()
+    assert h.modelStatusToString(h.getModelStatus()) == "Optimal"
+    return h.getLp(), float(h.getInfo().objective_function_value)
+
+
+@pytest.mark.parametrize("family,seed", [("small", 0), ("hc-mixed", 1)])
+def test_highs_export_reads_back_to_the_same_model_and_optimum(family: str, seed: int,
+                                                              tmp_path) -> None:
+    inst = instances.generate(family, seed=seed)
+    form = milp.build(inst)
+    opt = milp.solve(inst, warm_start=None, time_limit=30, mip_gap=0)
+    assert opt.status == "optimal"
+    for suffix, write in ((".mps", form.write_mps), (".lp", form.write_lp)):
+        path = str(tmp_path / f"m{suffix}")
+        write(path)
+        lp, value = _read_back(path)
+        assert (lp.num_col_, lp.num_row_) == (form.num_cols, form.num_rows), suffix
+        assert lp.a_matrix_.start_[-1] == form.nnz, suffix
+        assert lp.col_names_ == [n.replace("-", "_") for n in form.col_names()], suffix
+        assert value == pytest.approx(opt.value, rel=1e-9), suffix
+    form.write_mps(str(tmp_path / "noext"))  # the format comes from the suffix, added if missing
+    assert (tmp_path / "noext.mps").exists()
+
+
+def test_feasible_agrees_with_the_checker() -> None:
+    rng = np.random.default_rng(3)
+    for seed in range(12):
+        inst = tiny(seed)
+        form = milp.build(inst)
+        for _ in range(20):
+            start = np.full(inst.num_jobs, -1, dtype=np.int64)
+            for j in range(inst.num_jobs):
+                if rng.random() < 0.6:
+                    start[j] = rng.integers(0, inst.horizon)
+            try:
+                instances.evaluate(inst, instances.Schedule.from_array(inst, start))
+                ok = True
+            except instances.InfeasibleScheduleError:
+                ok = False
+            assert form.feasible(start) is ok, (seed, start.tolist())
 
 
 def test_names_stay_unique_when_sanitizing_collides() -> None:

@@ -147,9 +147,9 @@ def test_warm_start_is_kept_and_used() -> None:
 
 def test_auto_is_resolved_above_the_milp() -> None:
     inst = instances.generate("small", seed=4)
-    with pytest.raises(ValueError, match="matheuristics.solve_milp"):
+    with pytest.raises(ValueError, match=r"matheuristics\.solve_milp"):
         milp.solve(inst, time_limit=5, warm_start="auto")
-    with pytest.raises(ValueError, match="lns_helper.*matheuristics"):
+    with pytest.raises(ValueError, match=r"lns_helper.*matheuristics"):
         milp.solve(inst, time_limit=5, threads=2, lns_helper=True)
     res = milp.solve(inst, time_limit=5)  # the default: no warm start
     assert "warm_start" not in res.params
