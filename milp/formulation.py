@@ -191,85 +191,40 @@ class Formulation:
 
     # --------------------------------------------------------------- export
     def col_names(self) -> list[str]:
-        """Readable, unique column names, ``x_<job>_s<start>``.
+        """Readable, unique column names, ``x_<job>_s<start>`` (:func:`milp.export.col_names`)."""
+        from .export import col_names
 
-        An aggregated group's column is named after its first job with the
-        group size, ``x_<job>+<n-1>_s<start>``. Names that would collide once
-        an LP writer replaces its special characters get a ``_c<col>`` suffix.
-        """
-        names = []
-        for col in range(self.num_cols):
-            k = int(self.col_group[col])
-            job = self.instance.jobs[int(self.col_job[col])].name
-            extra = f"+{self.groups[k].size - 1}" if self.groups[k].size > 1 else ""
-            names.append(f"x_{job}{extra}_s{int(self.col_start[col])}")
-        return _unique(names)
+        return col_names(self)
 
     def row_names(self) -> list[str]:
-        """Readable, unique row names: ``assign_<job>``, ``cap_t<slot>``, ``clique_t<slot>``,
-        ``round_t<slot>``."""
-        names = []
-        for kind, ref in zip(self.row_kind.tolist(), self.row_ref.tolist()):
-            if kind == ROW_ASSIGN:
-                names.append(f"assign_{self.instance.jobs[int(self.groups[ref][0])].name}")
-            elif kind == ROW_CAPACITY:
-                names.append(f"cap_t{ref}")
-            elif kind == ROW_ROUNDED:
-                names.append(f"round_t{ref}")
-            else:
-                names.append(f"clique_t{ref}")
-        return _unique(names)
+        """Readable, unique row names (:func:`milp.export.row_names`)."""
+        from .export import row_names
+
+        return row_names(self)
 
     def to_pulp(self) -> Any:
-        """The same model as a ``pulp.LpProblem`` (maximize), with readable names.
+        """The same model as a ``pulp.LpProblem`` (maximize), with readable names."""
+        from .export import pulp_model
 
-        Rows and columns keep this formulation's order and names
-        (:meth:`col_names`, :meth:`row_names`, as sanitized by PuLP).
-        """
-        return self.pulp_model()[0]
+        return pulp_model(self)[0]
 
     def pulp_model(self) -> tuple[Any, list[Any]]:
-        """The PuLP problem and its variables in column order."""
-        import pulp
+        """The PuLP problem and its variables in column order (:func:`milp.export.pulp_model`)."""
+        from .export import pulp_model
 
-        prob = pulp.LpProblem(_safe(self.instance.name), pulp.LpMaximize)
-        cols = self.col_names()
-        # PuLP >= 3.3 creates variables through the problem; older ones directly
-        make = getattr(prob, "add_variable", None) or pulp.LpVariable
-        xs = [
-            make(
-                name, float(self.col_lower[i]), float(self.col_upper[i]),
-                pulp.LpBinary if self.col_upper[i] == 1 else pulp.LpInteger,
-            )
-            for i, name in enumerate(cols)
-        ]
-        prob += pulp.LpAffineExpression(zip(xs, self.c.tolist())), "value"
-        csr = self.A.tocsr()
-        indptr, indices, data = csr.indptr, csr.indices.tolist(), csr.data.tolist()
-        for r, name in enumerate(self.row_names()):
-            lo, hi = indptr[r], indptr[r + 1]
-            expr = pulp.LpAffineExpression(
-                [(xs[indices[i]], data[i]) for i in range(lo, hi)]
-            )
-            up, low = float(self.row_upper[r]), float(self.row_lower[r])
-            if np.isfinite(up):
-                prob += pulp.LpConstraint(expr, pulp.LpConstraintLE, name, up)
-            if np.isfinite(low):
-                prob += pulp.LpConstraint(expr, pulp.LpConstraintGE, name + "_lo", low)
-        return prob, xs
+        return pulp_model(self)
 
     def write_mps(self, path: str) -> None:
-        """Write the model as an MPS file with HiGHS's writer (names of :meth:`col_names`,
-        :meth:`row_names`)."""
-        from .highs import write_model
+        """Write the model as an MPS file with HiGHS's writer (:func:`milp.export.write_model`)."""
+        from .export import write_model
 
-        write_model(self, _with_suffix(path, ".mps"))
+        write_model(self, path, ".mps")
 
     def write_lp(self, path: str) -> None:
         """Write the model in CPLEX LP format with HiGHS's writer (names kept)."""
-        from .highs import write_model
+        from .export import write_model
 
-        write_model(self, _with_suffix(path, ".lp"))
+        write_model(self, path, ".lp")
 
     def feasible(self, start: np.ndarray) -> bool:
         """Whether a per-job start array satisfies every row and bound of the model.
@@ -296,24 +251,6 @@ class Formulation:
             f"{self.instance.name}: {self.num_cols} columns, {self.num_rows} rows, "
             f"{self.nnz} nonzeros, built in {self.stats.get('build_s', 0.0):.3f} s"
         )
-
-
-def _with_suffix(path: str, suffix: str) -> str:
-    """``path`` as text, ``suffix`` appended unless it ends so (HiGHS picks the format by it)."""
-    text = str(path)
-    return text if text.lower().endswith(suffix) else text + suffix
-
-
-def _safe(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "_." else "_" for ch in name) or "model"
-
-
-def _unique(names: list[str]) -> list[str]:
-    safe = [_safe(n) for n in names]
-    seen: dict[str, int] = {}
-    for s in safe:
-        seen[s] = seen.get(s, 0) + 1
-    return [n if seen[s] == 1 else f"{n}_c{i}" for i, (n, s) in enumerate(zip(names, safe))]
 
 
 def _groups(inst: Instance, aggregate: bool) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:

@@ -15,10 +15,10 @@ import numpy as np
 from instances import Status
 
 from ._common import IncumbentHooks, RawSolve
-from .formulation import Formulation, _safe
+from .formulation import Formulation
 from .progress import Progress
 
-__all__ = ["STATUS", "lp_relaxation", "lp_solution", "silence_banner", "solve_highs", "write_model"]
+__all__ = ["STATUS", "lp_relaxation", "lp_solution", "pass_model", "silence_banner", "solve_highs"]
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def objective_scale(c: np.ndarray) -> float:
     return float(2.0 ** (10 - math.ceil(math.log2(top))))
 
 
-def _pass(h: Any, form: Formulation, scale: float | None = None) -> float:
+def pass_model(h: Any, form: Formulation, scale: float | None = None) -> float:
     """Pass ``form`` to ``h`` with its objective scaled (by :func:`objective_scale` unless
     ``scale`` is given); return the scale."""
     import highspy
@@ -122,7 +122,7 @@ def lp_solution(
     h = _new_highs(threads)
     h.setOptionValue("time_limit", max(0.0, float(time_limit)))
     h.setOptionValue("solve_relaxation", True)
-    scale = _pass(h, form)
+    scale = pass_model(h, form)
     h.run()
     if h.modelStatusToString(h.getModelStatus()) != "Optimal":
         return None
@@ -196,7 +196,7 @@ def solve_highs(
         for key, value in options.items():
             if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
                 raise ValueError(f"params: HiGHS rejects option {key}={value!r}")
-        scale = _pass(h, form)
+        scale = pass_model(h, form)
         if warm_start is not None:
             x = form.encode(warm_start)
             h.setSolution(form.num_cols, np.arange(form.num_cols, dtype=np.int32), x)
@@ -254,33 +254,3 @@ def _subscribe_hooks(h: Any, form: Formulation, hooks: IncumbentHooks) -> None:
 
     h.cbMipImprovingSolution.subscribe(improving)
     h.cbMipUserSolution.subscribe(user_solution)
-
-
-def write_model(form: Formulation, path: str) -> None:
-    """Write ``form`` with HiGHS's own writer, the format chosen by the suffix (``.mps``, ``.lp``).
-
-    The arrays go to HiGHS in one ``passModel`` (objective unscaled), the
-    names of :meth:`Formulation.col_names` and :meth:`Formulation.row_names`
-    with them (characters other than letters, digits, ``_`` and ``.`` become
-    ``_``, as PuLP writes them); then ``writeModel``.
-
-    Raises
-    ------
-    RuntimeError
-        If HiGHS refuses the model or cannot write the file.
-    """
-    import highspy
-
-    silence_banner()
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    _pass(h, form, scale=1.0)
-    lp = h.getLp()
-    # the names as an LP file allows them (HiGHS writes c0, c1, ... for all if one is not)
-    lp.col_names_ = [_safe(n) for n in form.col_names()]
-    lp.row_names_ = [_safe(n) for n in form.row_names()]
-    lp.model_name_ = _safe(form.instance.name)
-    if h.passModel(lp) == highspy.HighsStatus.kError:
-        raise RuntimeError("HiGHS refused the named model (passModel returned kError)")
-    if h.writeModel(str(path)) == highspy.HighsStatus.kError:
-        raise RuntimeError(f"{path}: HiGHS could not write the model")
