@@ -219,3 +219,12 @@ def test_highs_is_exact_whatever_the_scale_of_the_values(seed: int, factor: floa
         assert res.value == pytest.approx(best, rel=1e-9)
         assert res.upper_bound == pytest.approx(best, rel=1e-6)
         assert res.lp_bound is not None and res.lp_bound >= best * (1 - 1e-6)
+
+
+def test_cpsat_options_by_name() -> None:
+    pytest.importorskip("ortools")
+    inst = instances.generate("small", seed=1)
+    res = milp.solve(inst, backend="cpsat", time_limit=5, interleave_search=True, num_workers=2)
+    assert res.status == "optimal"
+    with pytest.raises(ValueError, match="params: CP-SAT has no parameter"):
+        milp.solve(inst, backend="cpsat", time_limit=5, no_such_option=1)
