@@ -215,6 +215,11 @@ def solve(
 ) -> Result:
     """Solve the time-indexed MILP of an instance.
 
+    On an instance with nodes this solves the node model instead
+    (:func:`milp.nodes.solve_nodes`, which takes further options:
+    ``symmetry``, ``flat_share``, ``flat``, ``lagrangian``); the backend is
+    ``highs`` or ``cpsat`` there.
+
     Parameters
     ----------
     inst
@@ -256,6 +261,14 @@ def solve(
         For a bad argument, an infeasible warm start, or a model over
         ``max_columns``.
     """
+    if inst.nodes is not None:  # -- the node model (milp/nodes.py): nodes need their own model --
+        from .nodes import solve_nodes
+
+        return solve_nodes(
+            inst, time_limit=time_limit, mip_gap=mip_gap, threads=threads, warm_start=warm_start,
+            backend=backend, progress=progress, max_columns=max_columns, aggregate=aggregate,
+            cliques=cliques, rounding=rounding, **params,
+        )
     t0 = time.perf_counter()
     if backend not in BACKENDS:
         raise ValueError(f"backend: must be one of {list(BACKENDS)}, got {backend!r}")
