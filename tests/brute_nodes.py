@@ -30,7 +30,7 @@ def tiny_node_instance(
     G = sum(shape)
     demand = tuple(int(d) for d in rng.integers(0, 2, size=T))
     sizes = list(range(1, max(shape) + 1))
-    if G > max(shape):
+    if max(shape) < G:
         sizes.append(G)
     jobs = []
     for k in range(n):
