@@ -6,6 +6,8 @@
     form.to_pulp(); form.write_mps("m.mps")     # export
     res = milp.solve(inst, time_limit=60)        # HiGHS, warm-started by a heuristic
     res = milp.solve(inst, backend="cpsat")      # the independent cross-check
+    res = milp.solve(node_inst)                  # an instance with nodes: the node model
+    milp.price_of_topology(node_inst, 60)        # flat optimum minus node optimum, or bounds
 
 Backends (:data:`BACKENDS`): ``highs`` (method ``milp``), ``pulp``
 (``milp-pulp``), ``cpsat`` (``cpsat``). Every result's value is recomputed by
@@ -13,6 +15,7 @@ the checker and its upper bound is never below a feasible value.
 """
 
 from .formulation import DEFAULT_MAX_COLUMNS, Formulation, build
+from .nodes import NodeFormulation, PriceOfTopology, build_nodes, price_of_topology, solve_nodes
 from .solver import BACKENDS, METHOD_NAMES, solve, warm_start_schedule
 
 __all__ = [
@@ -20,7 +23,12 @@ __all__ = [
     "DEFAULT_MAX_COLUMNS",
     "METHOD_NAMES",
     "Formulation",
+    "NodeFormulation",
+    "PriceOfTopology",
     "build",
+    "build_nodes",
+    "price_of_topology",
     "solve",
+    "solve_nodes",
     "warm_start_schedule",
 ]
