@@ -13,8 +13,8 @@ Parts (``--parts``, comma separated; default ``small,symmetry,medium,price``):
 ``small``
     ``small`` instances of 8, 16 and 24 GPUs with 12-20 jobs, on ``eight``
     and ``mixed`` nodes: status and seconds (``mip_gap`` 0, ``--small-limit``
-    s) under each symmetry handling side by side: ``rows`` (fixing and order
-    rows, the default), ``fix`` (column fixing only), ``none`` (HiGHS's own
+    s) under each symmetry handling side by side: ``fix`` (column fixing,
+    the default), ``rows`` (fixing and order rows), ``none`` (HiGHS's own
     symmetry detection alone) and ``bare`` (``none`` with HiGHS's detection
     off); each with the flat solve first (``flat_share`` 0.1).
 ``symmetry``
@@ -85,8 +85,8 @@ def _gap(res: instances.Result) -> float:
 
 
 VARIANTS: dict[str, dict[str, object]] = {
-    "rows": {"symmetry": "rows"},
     "fix": {"symmetry": "fix"},
+    "rows": {"symmetry": "rows"},
     "none": {"symmetry": "none"},
     "bare": {"symmetry": "none", "mip_detect_symmetry": False},
 }

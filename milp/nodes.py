@@ -22,13 +22,14 @@ Within each class of equal nodes, every schedule can be relabelled so that
 the nodes are ordered by the first job (in instance order) placed on them
 (unused nodes last). ``symmetry`` keeps only such canonical schedules:
 
-* ``"fix"`` drops the columns no canonical schedule uses: job ``j`` can be on
-  the class's node of rank ``r`` only if ``r`` is below the number of class
-  nodes the jobs up to ``j`` can occupy together;
-* ``"rows"`` (default) adds to the fixing, for each class rank ``r`` and job
+* ``"fix"`` (default) drops the columns no canonical schedule uses: job
+  ``j`` can be on the class's node of rank ``r`` only if ``r`` is below the
+  number of class nodes the jobs up to ``j`` can occupy together;
+* ``"rows"`` adds to the fixing, for each class rank ``r`` and job
   ``j``, the row "``j`` on node ``r + 1`` only if some job ``i <= j`` is on
   node ``r``", through continuous running sums ``z[j, r] = sum_{i <= j} y[i, r]``
-  (``y`` a job's columns on a node), so the rows stay linear in size;
+  (``y`` a job's columns on a node), so the rows stay linear in size. Exact,
+  but slower than the fixing alone on every instance measured;
 * ``"none"``: no reduction (HiGHS's own symmetry detection, on by default,
   is what remains).
 
@@ -77,7 +78,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-SYMMETRY: tuple[str, ...] = ("rows", "fix", "none")
+SYMMETRY: tuple[str, ...] = ("fix", "rows", "none")
 """Symmetry handling among identical nodes (see the module notes)."""
 
 DEFAULT_MAX_PLACEMENTS = 10_000
@@ -324,7 +325,7 @@ def build_nodes(
     inst: Instance,
     max_columns: int = DEFAULT_MAX_COLUMNS,
     *,
-    symmetry: str = "rows",
+    symmetry: str = "fix",
     rounding: Sequence[int] = DEFAULT_ROUNDING,
     max_placements: int = DEFAULT_MAX_PLACEMENTS,
 ) -> NodeFormulation:
@@ -863,7 +864,7 @@ def solve_nodes(
     aggregate, cliques
         Options of the flat solve (:func:`milp.build`).
     symmetry
-        One of :data:`SYMMETRY`; ``None``: ``"rows"`` for HiGHS, ``"none"``
+        One of :data:`SYMMETRY`; ``None``: ``"fix"`` for HiGHS, ``"none"``
         for CP-SAT.
     flat_share
         Share of ``time_limit`` (at most 10 s) for solving the flat model
@@ -903,7 +904,7 @@ def solve_nodes(
         raise ValueError(
             f"warm_start: must be 'auto', None, a Schedule or a Result, got {warm_start!r}"
         )
-    sym = symmetry if symmetry is not None else ("rows" if backend == "highs" else "none")
+    sym = symmetry if symmetry is not None else ("fix" if backend == "highs" else "none")
     form = build_nodes(inst, max_columns, symmetry=sym, rounding=rounding)
     method = "milp" if backend == "highs" else "cpsat"
     call: dict[str, Any] = {
