@@ -18,6 +18,7 @@ from .io import (
     schedule_from_dict,
     schema,
 )
+from .lagrangian import lagrangian_value
 from .model import JOB_KINDS, Instance, Job, Service
 from .result import Result, Status
 from .schedule import Schedule
@@ -40,6 +41,7 @@ __all__ = [
     "generate",
     "instance_from_dict",
     "instance_to_dict",
+    "lagrangian_value",
     "load",
     "load_schedule",
     "save",
