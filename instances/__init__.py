@@ -5,6 +5,7 @@ The path of the data reads one way: a family or a file gives an
 :class:`Schedule`; :func:`evaluate` checks it and computes every figure.
 """
 
+from .bound_io import BoundCertificate, check_bound, load_bound, save_bound
 from .checker import InfeasibleScheduleError, Metrics, evaluate, gain, gap
 from .families import FAMILIES, generate
 from .io import (
@@ -26,6 +27,7 @@ from .schedule import Schedule
 __all__ = [
     "FAMILIES",
     "JOB_KINDS",
+    "BoundCertificate",
     "InfeasibleScheduleError",
     "Instance",
     "Job",
@@ -34,6 +36,7 @@ __all__ = [
     "Schedule",
     "Service",
     "Status",
+    "check_bound",
     "dumps",
     "evaluate",
     "gain",
@@ -43,8 +46,10 @@ __all__ = [
     "instance_to_dict",
     "lagrangian_value",
     "load",
+    "load_bound",
     "load_schedule",
     "save",
+    "save_bound",
     "save_schedule",
     "schedule_from_dict",
     "schema",
