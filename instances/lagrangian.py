@@ -34,7 +34,9 @@ import numpy as np
 
 from .model import Instance
 
-__all__ = ["UNIT_ROUNDOFF", "check_multipliers", "lagrangian_value", "rounding_margin"]
+__all__ = [
+    "UNIT_ROUNDOFF", "check_multipliers", "lagrangian_value", "reduced_profits", "rounding_margin",
+]
 
 UNIT_ROUNDOFF = 2.0**-53
 """Unit roundoff ``u`` of float64."""
@@ -82,14 +84,29 @@ def _sliding_min(a: np.ndarray, p: int) -> np.ndarray:
     return np.lib.stride_tricks.sliding_window_view(a, p).min(axis=1)
 
 
-def _job_terms(inst: Instance, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each job's ``max(0, best reduced value)`` and whether it has a feasible start."""
+def reduced_profits(inst: Instance, lam: Any) -> np.ndarray:
+    """Each job's best ``v_j - g_j * sum of lam over the run`` over its feasible starts.
+
+    ``-inf`` for a job with no feasible start. Plain float64 (not rounded
+    up): for ordering jobs, not for bounds.
+    """
+    lam = check_multipliers(inst, lam)
+    return _job_terms(inst, lam, clip=False)[0]
+
+
+def _job_terms(
+    inst: Instance, lam: np.ndarray, clip: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's ``max(0, best reduced value)`` and whether it has a feasible start.
+
+    With ``clip=False``, the best reduced value itself (``-inf`` without a start).
+    """
     n, T = inst.num_jobs, inst.horizon
     cap = inst.num_gpus - inst.total_demand
     prefix = np.concatenate([[0.0], np.cumsum(lam)])
     g, p = inst.gpus, inst.durations
     r, end, v = inst.releases, inst.deadlines, inst.job_values
-    terms = np.zeros(n)
+    terms = np.zeros(n) if clip else np.full(n, -np.inf)
     feasible = np.zeros(n, dtype=bool)
     for dur in np.unique(p).tolist():
         if dur > T:
@@ -109,8 +126,8 @@ def _job_terms(inst: Instance, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]
             cost = np.where(ok, window[None, :], np.inf).min(axis=1)
             has = np.isfinite(cost)
             feasible[js] = has
-            best = np.where(has, v[js] - g[js] * np.where(has, cost, 0.0), 0.0)
-            terms[js] = np.maximum(best, 0.0)
+            best = np.where(has, v[js] - g[js] * np.where(has, cost, 0.0), -np.inf)
+            terms[js] = np.maximum(best, 0.0) if clip else best
     return terms, feasible
 
 
@@ -171,5 +188,7 @@ def lagrangian_value(inst: Instance, lam: Any) -> float:
     terms, feasible = _job_terms(inst, lam)
     job_part = math.fsum(terms.tolist())
     margin = rounding_margin(inst, lam, capacity_part, job_part, feasible)
+    if margin == 0.0:  # no job can run and every lam[t] c[t] is 0: exactly 0
+        return capacity_part + job_part
     total = math.nextafter(capacity_part + job_part, math.inf)
     return math.nextafter(total + margin, math.inf)

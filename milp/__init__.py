@@ -12,14 +12,18 @@ Backends (:data:`BACKENDS`): ``highs`` (method ``milp``), ``pulp``
 the checker and its upper bound is never below a feasible value.
 """
 
+from .bound import BOUND_METHODS, Bound, bound
 from .formulation import DEFAULT_MAX_COLUMNS, Formulation, build
 from .solver import BACKENDS, METHOD_NAMES, solve, warm_start_schedule
 
 __all__ = [
     "BACKENDS",
+    "BOUND_METHODS",
     "DEFAULT_MAX_COLUMNS",
     "METHOD_NAMES",
+    "Bound",
     "Formulation",
+    "bound",
     "build",
     "solve",
     "warm_start_schedule",
