@@ -32,7 +32,10 @@ import numpy as np
 
 from instances import BoundCertificate, Instance, lagrangian_value
 
-__all__ = ["BOUND_METHODS", "Bound", "LagrangianOracle", "bound", "subgradient", "volume"]
+__all__ = [
+    "BOUND_METHODS", "Bound", "HeldBounds", "LagrangianOracle", "bound", "bound_after_solve",
+    "bounds_before_solve", "subgradient", "volume",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -443,3 +446,89 @@ def bound(
                  iters, search.stop_reason)
     return Bound(value, method, lam, time.perf_counter() - t0, iters, search.lower,
                  tuple(search.history), search.stop_reason)
+
+
+# ------------------------------------------------------------ inside milp.solve
+LAGRANGIAN_FIRST_COLUMNS = 50_000
+"""Models with at least this many columns get a Lagrangian bound before the backend runs."""
+
+LAGRANGIAN_SHARE = 0.1
+"""Share of ``milp.solve``'s time limit a Lagrangian bound may take (capped at 20 s)."""
+
+
+@dataclass
+class HeldBounds:
+    """What :func:`milp.solve` holds beside the backend: a Lagrangian bound and the fixing.
+
+    Attributes
+    ----------
+    lagrangian
+        The Lagrangian bound, when one was computed.
+    floor
+        With reduced-cost fixing, the value ``V`` above which the reduced
+        model's bounds hold (its dual and LP bounds count as ``max(V, b)``).
+    removed
+        Columns removed by the fixing.
+    """
+
+    lagrangian: Bound | None = None
+    floor: float | None = None
+    removed: int = 0
+
+    def smallest(self, trivial: float, dual: float | None, lp: float | None,
+                 solver_ok: bool) -> tuple[float, str]:
+        """The smallest valid bound held and its name."""
+        named = [(trivial, "sum-of-values")]
+        for b, name in ((dual, "dual"), (lp, "lp")):
+            if solver_ok and b is not None and math.isfinite(b):
+                if self.floor is not None:
+                    b, name = max(b, self.floor), f"{name}+fixing"
+                named.append((b, name))
+        if self.lagrangian is not None:
+            named.append((self.lagrangian.value, "lagrangian"))
+        return min(named, key=lambda x: x[0])
+
+    def note(self) -> str:
+        """One line for the result's message."""
+        parts = []
+        if self.lagrangian is not None:
+            b = self.lagrangian
+            parts.append(f"Lagrangian bound {b.value:.6g} ({b.iterations} iterations, "
+                         f"{b.runtime_s:.2f} s)")
+        if self.floor is not None:
+            parts.append(f"reduced-cost fixing removed {self.removed} columns above {self.floor:.6g}")
+        return "; ".join(parts)
+
+
+def bounds_before_solve(
+    form: Any, warm_start: np.ndarray | None, time_limit: float, elapsed: float, *,
+    lagrangian: bool | None, fixing: bool,
+) -> tuple[Any, HeldBounds]:
+    """The Lagrangian bound (and the fixed formulation) :func:`milp.solve` starts from.
+
+    ``lagrangian=None`` computes it first for models of
+    :data:`LAGRANGIAN_FIRST_COLUMNS` columns or more; ``fixing`` needs it
+    and a warm start (the fixing is relative to the warm start's value).
+    """
+    from .fixing import fix_columns, reduced_cost_fixing
+
+    inst = form.instance
+    held = HeldBounds()
+    first = lagrangian if lagrangian is not None else form.num_cols >= LAGRANGIAN_FIRST_COLUMNS
+    if not (first or fixing) or form.num_cols == 0:
+        return form, held
+    value = float(inst.job_values[warm_start >= 0].sum()) if warm_start is not None else None
+    budget = min(20.0, LAGRANGIAN_SHARE * time_limit, max(0.0, time_limit - elapsed))
+    held.lagrangian = bound(inst, "lagrangian", time_limit=budget, lower=value)
+    if fixing and value is not None:
+        fx = reduced_cost_fixing(form, held.lagrangian.multipliers, value)
+        held.floor, held.removed = value, fx.removed
+        form = fix_columns(form, fx)
+    return form, held
+
+
+def bound_after_solve(inst: Instance, held: HeldBounds, dual: float | None, lp: float | None,
+                      lagrangian: bool | None) -> None:
+    """A short Lagrangian search when the backend left no bound but the sum of values."""
+    if held.lagrangian is None and lagrangian is not False and dual is None and lp is None:
+        held.lagrangian = bound(inst, "lagrangian", time_limit=2.0, max_iter=500)
