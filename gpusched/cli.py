@@ -19,7 +19,9 @@ from typing import NoReturn
 
 __all__ = ["COMMAND_MODULES", "UsageError", "main"]
 
-COMMAND_MODULES: tuple[str, ...] = ("gpusched.commands.core", "gpusched.commands.bench")
+COMMAND_MODULES: tuple[str, ...] = (
+    "gpusched.commands.core", "gpusched.commands.bench", "gpusched.commands.bounds",
+)
 """Modules whose ``register(subparsers)`` adds subcommands, in help order."""
 
 

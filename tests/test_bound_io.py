@@ -84,3 +84,74 @@ def test_from_dict_names_the_field() -> None:
         bound_from_dict({**good, "multipliers": [0.0, -1.0]})
     with pytest.raises(ValueError, match=r"^value: must be finite"):
         BoundCertificate("x", "m", float("inf"), (0.0,))
+
+
+# ---------------------------------------------------------------- command line
+def _run(argv, capsys):
+    from gpusched.cli import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _one_line_exit_2(code, err, path, fragments):
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("gpusched: error: ")
+    assert str(path) in lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("name", sorted(set(EXPECTED) - NEEDS_SCHEDULE))
+def test_broken_certificate_cli(name, capsys) -> None:
+    path = BOUND / name
+    code, out, err = _run(["check-bound", BASE_INSTANCE, path], capsys)
+    _one_line_exit_2(code, err, path, EXPECTED[name])
+    assert out == ""
+
+
+def test_cli_bound_below_a_schedule(capsys) -> None:
+    path = BOUND / "below-schedule.json"
+    code, out, _ = _run(["check-bound", BASE_INSTANCE, path], capsys)
+    assert code == 1 and "does NOT hold" in out and len(out.strip().splitlines()) == 1
+    code, _, err = _run(["check-bound", BASE_INSTANCE, path, "--schedule", BASE_SCHEDULE], capsys)
+    _one_line_exit_2(code, err, path, EXPECTED["below-schedule.json"])
+
+
+def test_cli_bound_then_check(tmp_path, capsys) -> None:
+    inst_path = tmp_path / "m.json"
+    instances.save(instances.generate("medium", seed=3), inst_path)
+    cert = tmp_path / "c.json"
+    code, out, _ = _run(["bound", inst_path, "--time-limit", "20", "--json", "-o", cert], capsys)
+    assert code == 0
+    d = json.loads(out)
+    assert d["method"] == "lagrangian" and d["value"] > 0 and len(out.strip().splitlines()) == 1
+    code, out, _ = _run(["check-bound", inst_path, cert, "--json"], capsys)
+    assert code == 0
+    check = json.loads(out)
+    assert check["holds"] and check["recomputed"] == d["value"]
+    # a certificate for another instance of the same size: refused by name
+    other = tmp_path / "o.json"
+    instances.save(instances.generate("medium", seed=3).replace(name="other"), other)
+    code, _, err = _run(["check-bound", other, cert], capsys)
+    _one_line_exit_2(code, err, cert, ["instance", "other"])
+    # a stated value nudged below the recomputed one does not hold
+    data = json.loads(cert.read_text())
+    data["value"] = d["value"] * (1 - 1e-6)
+    cert.write_text(json.dumps(data))
+    code, out, _ = _run(["check-bound", inst_path, cert], capsys)
+    assert code == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [(["--time-limit", "-1"], "--time-limit"), (["--method", "simplex"], "invalid choice"),
+     (["--time-limit", "nan"], "--time-limit")],
+)
+def test_cli_bound_bad_arguments(argv, fragment, capsys) -> None:
+    code, _, err = _run(["bound", BASE_INSTANCE, *argv], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and fragment in err
