@@ -527,8 +527,18 @@ def bounds_before_solve(
     return form, held
 
 
+AFTER_SHARE = 0.05
+"""Share of the time limit (capped at 2 s) of the search run when the backend left no bound."""
+
+
 def bound_after_solve(inst: Instance, held: HeldBounds, dual: float | None, lp: float | None,
-                      lagrangian: bool | None) -> None:
-    """A short Lagrangian search when the backend left no bound but the sum of values."""
-    if held.lagrangian is None and lagrangian is not False and dual is None and lp is None:
-        held.lagrangian = bound(inst, "lagrangian", time_limit=2.0, max_iter=500)
+                      lagrangian: bool | None, time_limit: float) -> None:
+    """A short Lagrangian search when the backend left no bound but the sum of values.
+
+    It takes at most ``AFTER_SHARE`` of ``time_limit`` (capped at 2 s): none
+    with a limit of 0.
+    """
+    budget = min(2.0, AFTER_SHARE * time_limit)
+    if (held.lagrangian is None and lagrangian is not False and dual is None and lp is None
+            and budget > 0):
+        held.lagrangian = bound(inst, "lagrangian", time_limit=budget)

@@ -313,7 +313,7 @@ def solve(
         except Exception as e:  # a solver failure must not crash the caller
             logger.exception("backend %s failed", backend)
             raw = RawSolve(Status.ERROR, message=f"{type(e).__name__}: {e}")
-    bound_after_solve(inst, held, raw.dual_bound, raw.lp_bound, lagrangian)
+    bound_after_solve(inst, held, raw.dual_bound, raw.lp_bound, lagrangian, time_limit)
     return _assemble(inst, method, form, raw, ws, source, call, t0, held)
 
 

@@ -29,15 +29,27 @@ def test_fixing_on_medium_never_cuts_below_the_optimum() -> None:
     assert "reduced-cost fixing removed" in fixed.message
 
 
-def test_no_time_for_the_solver_still_gives_a_lagrangian_bound() -> None:
+def test_a_backend_without_a_bound_leaves_a_lagrangian_one(monkeypatch) -> None:
+    from instances import Status
+    from milp import solver
+    from milp._common import RawSolve
+
     inst = instances.generate("medium", seed=1)
     trivial = milp.build(inst).trivial_bound
-    res = milp.solve(inst, time_limit=0.0, warm_start=None)
+    monkeypatch.setitem(solver.BACKENDS, "highs",
+                        lambda form, **kw: RawSolve(Status.TIME_LIMIT, message="stub: no bound"))
+    res = milp.solve(inst, time_limit=10, warm_start=None)
     assert res.bound_method == "lagrangian"
     assert res.upper_bound is not None and res.upper_bound < 0.95 * trivial
     assert res.to_row()["bound_method"] == "lagrangian"
-    off = milp.solve(inst, time_limit=0.0, warm_start=None, lagrangian=False)
+    off = milp.solve(inst, time_limit=10, warm_start=None, lagrangian=False)
     assert off.bound_method == "sum-of-values" and off.upper_bound == pytest.approx(trivial)
+    # a limit of 0 leaves no time for a search: the sum of values, as before
+    zero = milp.solve(inst, time_limit=0, warm_start=None)
+    assert zero.bound_method == "sum-of-values"
+    # asked for, the Lagrangian bound is computed even then (one evaluation)
+    asked = milp.solve(inst, time_limit=0, warm_start=None, lagrangian=True)
+    assert asked.bound_method == "lagrangian" and asked.upper_bound < trivial
 
 
 def test_lagrangian_first_and_the_smallest_bound_wins() -> None:
