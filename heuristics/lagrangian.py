@@ -5,7 +5,10 @@ each job's *reduced profit* is its value less the cheapest price of a run,
 ``v_j - g_j * min_s sum_{t in run(s)} lam[t]``: what the job is worth once
 the capacity it takes is paid for. Jobs are placed by the serial decoder
 (:func:`heuristics._core.serial_starts`, earliest fit) in a few orders
-derived from it, and the best schedule is kept. The multipliers are a
+derived from it, each decoded twice: earliest fit from the release, and a
+repair of the relaxed solution (each job placed at the earliest fit from
+its cheapest start at ``lam``, the jobs left over then from their release);
+the best schedule is kept. The multipliers are a
 parameter: this module does not compute them (heuristics do not import the
 MILP).
 """
@@ -35,7 +38,7 @@ def lagrangian_orders(inst: Instance, lam: Any) -> dict[str, np.ndarray]:
     Jobs with no feasible start are left out; jobs with a negative reduced
     profit come last (they may still fit in what is left).
     """
-    profit = reduced_profits(inst, lam)
+    profit, _ = reduced_profits(inst, lam)
     usable = np.flatnonzero(np.isfinite(profit))
     if usable.size == 0:
         return dict.fromkeys(ORDERS, usable)
@@ -52,15 +55,24 @@ def lagrangian_orders(inst: Instance, lam: Any) -> dict[str, np.ndarray]:
 
 
 def lagrangian_starts(inst: Instance, lam: Any) -> tuple[np.ndarray, str]:
-    """The best start array over :data:`ORDERS` and the order that gave it."""
+    """The best start array over :data:`ORDERS` and both decodings, and what gave it."""
     jobs = job_arrays(inst)
+    profit, cheapest = reduced_profits(inst, lam)
+    g, p, r, d = jobs.arrays  # type: ignore[attr-defined]
+    relaxed = (g, p, np.where(profit > 0, cheapest, r).astype(np.int64), d)
     cap = inst.batch_capacity("curve")
     best: tuple[float, np.ndarray, str] | None = None
     for name, order in lagrangian_orders(inst, lam).items():
         start = serial_starts(cap.copy(), order, jobs)
-        value = start_value(inst, start)
-        if best is None or value > best[0]:
-            best = (value, start, name)
+        candidates = [(start, name)]
+        free = cap.copy()
+        start = serial_starts(free, order, relaxed)  # type: ignore[arg-type]
+        serial_starts(free, order[start[order] < 0], jobs, start)
+        candidates.append((start, f"{name}, repaired"))
+        for start, label in candidates:
+            value = start_value(inst, start)
+            if best is None or value > best[0]:
+                best = (value, start, label)
     assert best is not None
     return best[1], best[2]
 

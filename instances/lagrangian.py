@@ -84,20 +84,22 @@ def _sliding_min(a: np.ndarray, p: int) -> np.ndarray:
     return np.lib.stride_tricks.sliding_window_view(a, p).min(axis=1)
 
 
-def reduced_profits(inst: Instance, lam: Any) -> np.ndarray:
-    """Each job's best ``v_j - g_j * sum of lam over the run`` over its feasible starts.
+def reduced_profits(inst: Instance, lam: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's best ``v_j - g_j * sum of lam over the run`` and the start that gives it.
 
-    ``-inf`` for a job with no feasible start. Plain float64 (not rounded
-    up): for ordering jobs, not for bounds.
+    Over the job's feasible starts (the earliest among equals); ``-inf`` and
+    start ``-1`` for a job with none. Plain float64 (not rounded up): for
+    ordering jobs, not for bounds.
     """
     lam = check_multipliers(inst, lam)
-    return _job_terms(inst, lam, clip=False)[0]
+    terms, _, starts = _job_terms(inst, lam, clip=False)
+    return terms, starts
 
 
 def _job_terms(
     inst: Instance, lam: np.ndarray, clip: bool = True
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each job's ``max(0, best reduced value)`` and whether it has a feasible start.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each job's ``max(0, best reduced value)``, whether it has a feasible start, and the start.
 
     With ``clip=False``, the best reduced value itself (``-inf`` without a start).
     """
@@ -108,6 +110,7 @@ def _job_terms(
     r, end, v = inst.releases, inst.deadlines, inst.job_values
     terms = np.zeros(n) if clip else np.full(n, -np.inf)
     feasible = np.zeros(n, dtype=bool)
+    best_start = np.full(n, -1, dtype=np.int64)
     for dur in np.unique(p).tolist():
         if dur > T:
             continue
@@ -123,12 +126,15 @@ def _job_terms(
                 & (starts[None, :] <= end[js, None] - dur)
                 & (room[None, :] >= g[js, None])
             )
-            cost = np.where(ok, window[None, :], np.inf).min(axis=1)
+            masked = np.where(ok, window[None, :], np.inf)
+            at = masked.argmin(axis=1)
+            cost = masked[np.arange(js.size), at]
             has = np.isfinite(cost)
             feasible[js] = has
+            best_start[js] = np.where(has, at, -1)
             best = np.where(has, v[js] - g[js] * np.where(has, cost, 0.0), -np.inf)
             terms[js] = np.maximum(best, 0.0) if clip else best
-    return terms, feasible
+    return terms, feasible, best_start
 
 
 def rounding_margin(inst: Instance, lam: np.ndarray, capacity_part: float, job_part: float,
@@ -185,7 +191,7 @@ def lagrangian_value(inst: Instance, lam: Any) -> float:
     lam = check_multipliers(inst, lam)
     cap = (inst.num_gpus - inst.total_demand).astype(np.float64)
     capacity_part = math.fsum((lam * cap).tolist())
-    terms, feasible = _job_terms(inst, lam)
+    terms, feasible, _ = _job_terms(inst, lam)
     job_part = math.fsum(terms.tolist())
     margin = rounding_margin(inst, lam, capacity_part, job_part, feasible)
     if margin == 0.0:  # no job can run and every lam[t] c[t] is 0: exactly 0
