@@ -21,7 +21,8 @@ Usage::
 
     python benchmarks/bench_bounds.py                          # medium 0-11, large 2000
     python benchmarks/bench_bounds.py --medium 0-3 --large 2000:256:0
-    python benchmarks/bench_bounds.py --medium none --large 10000:1024:0 --lp-limit 1200
+    python benchmarks/bench_bounds.py --medium none --large 10000:1024:0 --lp-limit 1200 \
+        --dual-limit 120 --no-rounded-lp
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def measure(inst: instances.Instance, args: argparse.Namespace) -> dict[str, Any
     row["bound_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
     for method in ("lp-ipm", "pdlp"):
-        b = milp.bound(inst, method, time_limit=args.lp_limit)
+        b = milp.bound(inst, method, time_limit=args.dual_limit)
         row[method], row[f"{method}_s"], row[f"{method}_msg"] = b.value, b.runtime_s, b.message
     heur = lagrangian_schedule(inst, lam)
     row["lagr_heur"] = heur.value
@@ -153,6 +154,8 @@ def main() -> None:
     ap.add_argument("--large", default="2000:256:0",
                     help="large instances num_jobs:num_gpus:seed, comma separated, or none")
     ap.add_argument("--lp-limit", type=float, default=300.0, help="seconds for each LP")
+    ap.add_argument("--dual-limit", type=float, default=300.0,
+                    help="seconds for each of lp-ipm and pdlp")
     ap.add_argument("--bound-limit", type=float, default=None, help="seconds for each search")
     ap.add_argument("--best-limit", type=float, default=10.0, help="seconds for best")
     ap.add_argument("--no-rounded-lp", dest="rounded_lp", action="store_false",

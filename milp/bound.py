@@ -99,7 +99,7 @@ class LagrangianOracle:
     :func:`instances.lagrangian_value`.
     """
 
-    def __init__(self, inst: Instance) -> None:
+    def __init__(self, inst: Instance, compiled: bool | None = None) -> None:
         T = inst.horizon
         self.inst = inst
         self.cap = (inst.num_gpus - inst.total_demand).astype(np.float64)
@@ -118,6 +118,21 @@ class LagrangianOracle:
                 # +inf where a start is not feasible: cost = window + penalty
                 penalty = np.where(ok[has], 0.0, np.inf)
                 self.groups.append((dur, js[has], penalty))
+        self.kernel = _compiled_kernel() if compiled is not False else None
+        if compiled and self.kernel is None:
+            raise ImportError("compiled: numba is not importable")
+        if self.kernel is not None and not self.groups:
+            self.kernel = None
+        if self.kernel is not None:
+            # every job's feasible starts, ascending, one run per job (CSR)
+            per_job = [np.nonzero(np.isfinite(pen)) for _, _, pen in self.groups]
+            counts = np.concatenate([np.bincount(r, minlength=pen.shape[0])
+                                     for (r, _), (_, _, pen) in zip(per_job, self.groups)])
+            self.offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            self.starts = np.concatenate([c for _, c in per_job]).astype(np.int64)
+            self.groups = [(d, js, pen[:0]) for d, js, pen in self.groups]  # masks not needed
+        self.buffers = [np.empty_like(pen) for _, _, pen in self.groups]
+        self.rows = [np.arange(js.size) for _, js, _ in self.groups]
         self.jobs = (np.concatenate([j for _, j, _ in self.groups]) if self.groups
                      else np.zeros(0, dtype=np.int64))
         self.v = inst.job_values[self.jobs].astype(np.float64)
@@ -142,19 +157,37 @@ class LagrangianOracle:
         prefix = np.concatenate([[0.0], np.cumsum(lam)])
         best = np.empty(self.jobs.size)
         arg = np.empty(self.jobs.size, dtype=np.int64)
-        at = 0
-        for dur, js, penalty in self.groups:
-            cost = penalty + (prefix[dur:] - prefix[:-dur])
-            k = cost.argmin(axis=1)
-            best[at : at + js.size] = cost[np.arange(js.size), k]
-            arg[at : at + js.size] = k
-            at += js.size
+        if self.kernel is not None:
+            self.kernel(prefix, self.offsets, self.starts, self.p, best, arg)
+        else:
+            at = 0
+            for (dur, js, penalty), cost, rows in zip(self.groups, self.buffers, self.rows):
+                np.add(penalty, prefix[dur:] - prefix[:-dur], out=cost)
+                k = cost.argmin(axis=1)
+                best[at : at + js.size] = cost[rows, k]
+                arg[at : at + js.size] = k
+                at += js.size
         profit = self.v - self.g * best
         run = profit > 0
         value = float(lam @ self.cap) + float(profit[run].sum())
         s, p, g = arg[run], self.p[run], self.g[run]
         load = np.cumsum(np.bincount(s, g, T + 1) - np.bincount(s + p, g, T + 1))[:T]
         return value, self.cap - load, np.where(run, arg, -1)
+
+
+_KERNEL: list[Any] = []
+
+
+def _compiled_kernel() -> Any:
+    """The numba inner loop, or ``None`` when numba is not importable (looked up once)."""
+    if not _KERNEL:
+        kernel: Any = None
+        try:
+            from ._bound_compiled import cheapest_starts as kernel
+        except ImportError as exc:
+            logger.info("numba not available (%s): the Lagrangian oracle runs in numpy", exc)
+        _KERNEL.append(kernel)
+    return _KERNEL[0]
 
 
 def _initial(oracle: LagrangianOracle) -> np.ndarray:
@@ -196,6 +229,8 @@ class _Search:
     history: list[float] = field(default_factory=list)
     value_at: Callable[[np.ndarray], float] | None = None
     stop_reason: str = "iteration limit"
+    stall_window: int = 300
+    stall_tol: float = 1e-6
 
     def record(self, it: int, lam: np.ndarray, value: float) -> bool:
         """Keep the best point; refresh the target; ``True`` if the search should stop."""
@@ -207,6 +242,12 @@ class _Search:
         self.history.append(self.best_value)
         if self.best_value - self.lower <= self.gap_tol * max(abs(self.best_value), 1e-12):
             self.stop_reason = "bound meets a feasible value"
+            return True
+        k = self.stall_window
+        if len(self.history) > k and (
+            self.history[-k - 1] - self.best_value <= self.stall_tol * abs(self.best_value)
+        ):
+            self.stop_reason = f"converged (under {self.stall_tol:g} in {k} iterations)"
             return True
         if time.perf_counter() > self.deadline:
             self.stop_reason = "time limit"
@@ -363,7 +404,7 @@ def bound(
     multipliers: Any = None,
     threads: int = 1,
     gap_tol: float = 1e-6,
-    heuristic_every: int = 25,
+    heuristic_every: int = 50,
 ) -> Bound:
     """An upper bound on every feasible schedule's value, certified by its multipliers.
 
@@ -378,7 +419,8 @@ def bound(
         ``max_iter``; for the LP methods, no limit).
     lower
         A known feasible value (the step target); without one the
-        Lagrangian heuristic provides it.
+        Lagrangian heuristic provides it (every ``heuristic_every``
+        iterations).
     max_iter
         Largest number of evaluations of ``L`` by the search.
     multipliers
@@ -432,7 +474,7 @@ def bound(
         inst, oracle, deadline=t0 + (limit if limit is not None else math.inf),
         max_iter=max_iter, lower=low if low is not None else 0.0,
         heuristic_every=max(1, int(heuristic_every)), gap_tol=gap_tol,
-        value_at=_target_source(inst) if oracle.has_jobs else None,
+        value_at=_target_source(inst) if oracle.has_jobs and low is None else None,
     )
     if not oracle.has_jobs:
         search.best_lam, search.stop_reason, iters = np.zeros(inst.horizon), "no job can run", 0

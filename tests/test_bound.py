@@ -88,3 +88,19 @@ def test_bad_arguments() -> None:
         milp.bound(inst, multipliers=[0, 0, -1] + [0] * 7)
     with pytest.raises(ValueError, match="multipliers: must have length 10"):
         milp.bound(inst, multipliers=[0.0])
+
+
+@pytest.mark.parametrize("family", ["small", "medium"])
+def test_compiled_and_numpy_oracles_agree(family: str) -> None:
+    from milp.bound import _compiled_kernel
+
+    if _compiled_kernel() is None:
+        pytest.skip("numba is not installed")
+    inst = instances.generate(family, seed=5)
+    a, b = LagrangianOracle(inst, compiled=False), LagrangianOracle(inst, compiled=True)
+    rng = np.random.default_rng(3)
+    for _ in range(8):
+        lam = rng.exponential(1.0, inst.horizon) * (rng.random(inst.horizon) < 0.7)
+        x, y = a(lam), b(lam)
+        assert x[0] == y[0]
+        assert np.array_equal(x[1], y[1]) and np.array_equal(x[2], y[2])
