@@ -21,8 +21,8 @@ from typing import Any
 
 from instances.families import SEED_SCENARIOS
 
-from .report import write_report
 from .dispatch import EXACT_METHODS, method_names
+from .report import write_report
 from .sweep import (
     BenchConfig,
     BenchSummary,
