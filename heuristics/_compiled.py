@@ -219,6 +219,7 @@ def serial_starts_nodes_compiled(
                     if sizes[k] < g:
                         continue
                     room = sizes[k]  # least free count over the window
+                    delta = 0
                     ok = True
                     for u in range(c, c + p):
                         f = node_free[k, u]
@@ -227,16 +228,13 @@ def serial_starts_nodes_compiled(
                             break
                         if f < room:
                             room = f
+                        if rule == 2:
+                            delta += frag[k, f - g] - frag[k, f]
                     if not ok:
                         continue
                     if rule == 0:
                         best = k
                         break
-                    delta = 0
-                    if rule == 2:
-                        for u in range(c, c + p):
-                            f = node_free[k, u]
-                            delta += frag[k, f - g] - frag[k, f]
                     if best < 0 or (rule == 1 and room < best_room) or (
                         rule == 2 and (delta < best_delta or (delta == best_delta and room < best_room))
                     ):
