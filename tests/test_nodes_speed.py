@@ -4,8 +4,8 @@ The property tests (``test_nodes_heuristics.py``) hold the compiled decoder to
 the plain reference on small instances. Here, on the benchmark's instance
 (``large``, 2,000 jobs, 256 GPUs) for three seeds, in 8-GPU nodes and the
 openb node mix, under both reservations, for every rule and two orders, the
-starts and placements must be those of the decoder before the rewrite of its
-scan (branch ``nodespeed``): ``PREVIOUS`` holds the first 16 hex digits of
+starts and placements must be those of the decoder before its scan was
+rewritten for speed: ``PREVIOUS`` holds the first 16 hex digits of
 the SHA-256 of ``json.dumps([start.tolist(), place.tolist()])`` that the
 earlier decoder produced. Jobs of 64 GPUs and more (the subset search's
 other path) are held to the numpy decoder.
