@@ -21,7 +21,7 @@ __all__ = ["COMMAND_MODULES", "UsageError", "main"]
 
 COMMAND_MODULES: tuple[str, ...] = (
     "gpusched.commands.core",
-    "gpusched.commands.bench",
+    "gpusched.commands.sweep",
     "gpusched.commands.simulate",
 )
 """Modules whose ``register(subparsers)`` adds subcommands, in help order."""

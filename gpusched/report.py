@@ -13,7 +13,7 @@ import pandas as pd
 import instances
 
 from . import plots
-from .bench import load_rows
+from .sweep import load_rows
 from .tables import VIEWS, prepare, view
 
 __all__ = ["FORMATS", "write_plots", "write_report", "write_tables"]

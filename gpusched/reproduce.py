@@ -4,7 +4,7 @@ The seed family (``seed-training-heavy``) and the five high-contention
 scenarios (:data:`instances.families.SEED_SCENARIOS`), over several seeds,
 with FIFO, FIFO under curve reservation, the allocator (``best``) and the
 time-limited MILP (its bound is the yardstick of the gap column). It is a
-benchmark run underneath (:func:`gpusched.bench.run_bench`), so it is
+benchmark run underneath (:func:`gpusched.sweep.run_bench`), so it is
 parallel, crash-safe and resumable; then every table and plot is written.
 The heuristics that fill the ablation table's cells run too when they exist
 (they take milliseconds).
@@ -21,7 +21,9 @@ from typing import Any
 
 from instances.families import SEED_SCENARIOS
 
-from .bench import (
+from .report import write_report
+from .solvers import EXACT_METHODS, method_names
+from .sweep import (
     BenchConfig,
     BenchSummary,
     MethodSpec,
@@ -30,8 +32,6 @@ from .bench import (
     make_config,
     run_bench,
 )
-from .report import write_report
-from .solvers import EXACT_METHODS, method_names
 from .tables import ABLATION_GRID, TableView, seed_view
 
 __all__ = [
@@ -110,7 +110,7 @@ def reproduce_seed(
     time_limit
         Seconds per MILP solve.
     workers, scheduler, progress
-        As in :func:`gpusched.bench.run_bench`.
+        As in :func:`gpusched.sweep.run_bench`.
     ablation, params
         As in :func:`seed_config`.
 

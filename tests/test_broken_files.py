@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import instances
-from gpusched import bench
+from gpusched import sweep
 from gpusched.cli import main
 from instances.model import MAX_HORIZON, MAX_JOBS
 
@@ -113,8 +113,8 @@ def test_broken_bench_config_library(name):
     path = BROKEN / name
     t0 = time.perf_counter()
     with pytest.raises(ValueError) as err:
-        config = bench.load_config(path)
-        bench.make_cells(config)
+        config = sweep.load_config(path)
+        sweep.make_cells(config)
     assert time.perf_counter() - t0 < 2
     for frag in EXPECTED[name]:
         assert frag in str(err.value), str(err.value)

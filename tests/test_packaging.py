@@ -13,12 +13,16 @@ def _pyproject() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 
-def test_every_package_is_listed() -> None:
-    listed = set(_pyproject()["tool"]["setuptools"]["packages"])
-    for top in ("instances", "heuristics", "milp", "gpusched"):
+def test_every_package_is_shipped() -> None:
+    from setuptools import find_packages
+
+    include = _pyproject()["tool"]["setuptools"]["packages"]["find"]["include"]
+    shipped = set(find_packages(where=str(ROOT), include=include))
+    for top in ("instances", "heuristics", "milp", "matheuristics", "gpusched"):
         for init in (ROOT / top).rglob("__init__.py"):
             pkg = ".".join(init.parent.relative_to(ROOT).parts)
-            assert pkg in listed, f"pyproject.toml packages: {pkg} is missing"
+            assert pkg in shipped, f"pyproject.toml packages.find: {pkg} is not shipped"
+    assert not any(p.split(".")[0] in ("tests", "benchmarks", "notebooks") for p in shipped)
 
 
 def test_make_installs_what_the_notebooks_are_opened_with() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from gpusched import bench, reproduce, tables
+from gpusched import reproduce, sweep, tables
 from gpusched.cli import main
 from instances.families import SEED_SCENARIOS
 
@@ -41,7 +41,7 @@ def test_reproduce_seed_cli(tmp_path, capsys):
     assert list((out / "plots").glob("gantt-seed-training-heavy-s0-*.png"))
 
     # the figures are the rows' figures: FIFO and the allocator on the seed instance
-    df = bench.load_rows(out)
+    df = sweep.load_rows(out)
     assert set(df["method"]) == {"fifo", "fifo-curve", "best", "milp"}
     assert (df["status"] != "error").all()
     seed_csv = pd.read_csv(out / "tables" / "seed.csv").set_index("scenario")
@@ -57,5 +57,5 @@ def test_reproduce_seed_cli(tmp_path, capsys):
 
     # resume: the same sweep has nothing left to run
     cfg = reproduce.seed_config(1, 1.0, ablation=False, params={"best": {"time_limit": 1}})
-    again = bench.run_bench(cfg, out, workers=1, progress=False)
+    again = sweep.run_bench(cfg, out, workers=1, progress=False)
     assert (again.ran, again.skipped) == (0, 24)

@@ -1,49 +1,35 @@
-"""Comparison tables from benchmark rows: summary, seed and ablation views.
+"""The three views of a sweep's rows: summary, seed and ablation tables.
 
-Every figure comes from the rows that :mod:`gpusched.bench` stored, which come
-from :func:`instances.evaluate`; this module only aggregates them. Gains over
-FIFO are :func:`instances.gain` of the two rows' metrics and gaps are
-:func:`instances.gap` against the best known upper bound of the instance: the
-smallest ``upper_bound`` of any row of that instance. A best bound below the
-best feasible value seen for the same instance is a bug somewhere; it is
-logged as an error and flagged in the table's notes.
-
-A view is a :class:`TableView`: a numeric :class:`pandas.DataFrame` (what
-``--format csv`` writes) and the formatted :class:`Table` (Markdown or
-booktabs LaTeX).
+A view is a :class:`~.render.TableView`: a numeric :class:`pandas.DataFrame`
+(what ``--format csv`` writes) and the formatted :class:`~.render.Table`
+(Markdown or booktabs LaTeX). The numbers come from :mod:`.aggregate`; a
+conflict between a bound and a feasible value, and intervals over fewer than
+:data:`~.aggregate.FEW_VALUES` values, are said in the notes.
 """
 
 from __future__ import annotations
 
-import logging
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
-from scipy import stats
 
 import instances
-from instances import Metrics
 from instances.families import SEED_SCENARIOS
+
+from .aggregate import FEW_VALUES, ci95, prepare, t_quantile
+from .render import Table, TableView, fmt_ci
 
 __all__ = [
     "ABLATION_GRID",
     "PUBLISHED",
     "VIEWS",
-    "Table",
-    "TableView",
     "ablation_view",
-    "ci95",
-    "prepare",
     "seed_view",
     "summary_view",
     "view",
 ]
-
-logger = logging.getLogger(__name__)
 
 SEED_FAMILY = "seed-training-heavy"
 
@@ -71,225 +57,16 @@ ABLATION_GRID: dict[tuple[str, str], tuple[str, ...]] = {
 A candidate only fills a cell when its rows report that reservation."""
 
 
-# ---------------------------------------------------------------- derived columns
-_METRIC_FIELDS = ("value", "utilization", "reserved_idle", "jobs_run", "jobs_rejected",
-                  "weighted_mean_wait", "total_value", "inference_gpu_slots",
-                  "batch_gpu_slots", "capacity_gpu_slots")
-
-
-def _metrics(row: pd.Series) -> Metrics | None:
-    if row.get("status") == "error" or pd.isna(row.get("value")) or pd.isna(row.get("utilization")):
-        return None
-    kw: dict[str, Any] = {}
-    for k in _METRIC_FIELDS:
-        v = row.get(k)
-        kw[k] = math.nan if v is None or pd.isna(v) else v
-    kw["reservation"] = str(row.get("reservation") or "curve")
-    return Metrics(**kw)
-
-
-def prepare(df: pd.DataFrame, baseline: str = "fifo") -> pd.DataFrame:
-    """The rows with derived columns for the tables.
-
-    Adds ``best_ub`` (smallest upper bound of any row of the instance),
-    ``best_value`` (largest value of the instance), ``ub_conflict`` (best
-    bound below best value: a bug), ``gap_best`` (:func:`instances.gap` of the
-    value to ``best_ub``), ``gain_pp``, ``gain_pct`` and ``gain_total_pct``
-    (:func:`instances.gain` over the ``baseline`` row of the same instance: in
-    utilization points, in ``V`` and in ``total_value``; NaN where the
-    baseline's figure is 0) and ``optimal``.
-    """
-    df = df.reset_index(drop=True)
-    key = "instance_hash" if "instance_hash" in df.columns else "instance"
-    ok = df["status"] != "error"
-    for col in ("value", "upper_bound", "utilization", "runtime_s"):
-        if col not in df.columns:
-            df[col] = np.nan
-        df[col] = pd.to_numeric(df[col], errors="coerce")
-    df.loc[~ok, ["value", "utilization"]] = np.nan
-    df["best_ub"] = df.groupby(key)["upper_bound"].transform("min")
-    df["best_value"] = df.groupby(key)["value"].transform("max")
-    tol = 1e-6 * np.maximum(1.0, df["best_value"].abs())
-    df["ub_conflict"] = df["best_ub"] < df["best_value"] - tol
-    if df["ub_conflict"].any():
-        bad = sorted(df.loc[df["ub_conflict"], "instance"].unique())
-        logger.error("best known upper bound below a feasible value on %d instance(s): %s "
-                     "(an exact method reported a wrong bound)", len(bad), ", ".join(bad))
-
-    def g(row: pd.Series) -> float:
-        if not ok[row.name] or pd.isna(row["value"]):
-            return math.nan
-        ub = None if pd.isna(row["best_ub"]) else float(row["best_ub"])
-        out = instances.gap(float(row["value"]), ub)
-        return math.nan if out is None else out
-
-    df["gap_best"] = df.apply(g, axis=1) if len(df) else np.nan
-
-    base = {}
-    for _, row in df[(df["method"] == baseline) & ok].iterrows():
-        m = _metrics(row)
-        if m is not None:
-            base[row[key]] = m
-    gains: dict[str, list[float]] = {"utilization_pp": [], "value_pct": [], "total_value_pct": []}
-    for _, row in df.iterrows():
-        m, b = _metrics(row), base.get(row[key])
-        gn = instances.gain(m, b) if m is not None and b is not None else {}
-        for k, out in gains.items():
-            v = gn.get(k)
-            out.append(math.nan if v is None else v)
-    df["gain_pp"] = gains["utilization_pp"]
-    df["gain_pct"] = gains["value_pct"]
-    df["gain_total_pct"] = gains["total_value_pct"]
-    df["baseline_value_zero"] = [bool(b is not None and b.value == 0)
-                                 for b in (base.get(k) for k in df[key])]
-    df["optimal"] = df["status"] == "optimal"
-    df["utilization_pct"] = 100.0 * df["utilization"]
-    df["gap_pct"] = 100.0 * df["gap_best"]
-    return df
-
-
-def ci95(values: Sequence[float] | pd.Series | np.ndarray) -> tuple[float, float, int]:
-    """Mean, half-width of the 95% confidence interval (Student's t) and count.
-
-    NaN values are left out. The half-width is NaN for fewer than two values
-    and 0 when they are all equal.
-    """
-    x = np.asarray(pd.to_numeric(pd.Series(values), errors="coerce"), dtype=float)
-    x = x[~np.isnan(x)]
-    n = len(x)
-    if n == 0:
-        return math.nan, math.nan, 0
-    mean = float(x.mean())
-    if n == 1:
-        return mean, math.nan, 1
-    sd = float(x.std(ddof=1))
-    half = float(stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n)) if sd > 0 else 0.0
-    return mean, half, n
-
-
-# ---------------------------------------------------------------- rendering
-@dataclass
-class Table:
-    """A formatted table: header, string cells, caption and notes."""
-
-    columns: list[str]
-    rows: list[list[str]]
-    caption: str = ""
-    notes: list[str] = field(default_factory=list)
-    align: str = ""
-    label: str = ""
-
-    def _flat(self) -> list[str]:
-        """Column names on one line (a ``\\n`` in a name breaks it in LaTeX only)."""
-        return [" ".join(c.split("\n")) for c in self.columns]
-
-    def _align(self) -> str:
-        return self.align or ("l" + "r" * (len(self.columns) - 1))
-
-    def to_markdown(self) -> str:
-        """A GitHub-flavoured Markdown table, caption above and notes below."""
-        al = self._align()
-        widths = [max(len(c), *(len(r[i]) for r in self.rows)) if self.rows else len(c)
-                  for i, c in enumerate(self._flat())]
-
-        def line(cells: Sequence[str]) -> str:
-            out = []
-            for i, c in enumerate(cells):
-                out.append(c.ljust(widths[i]) if al[i] == "l" else c.rjust(widths[i]))
-            return "| " + " | ".join(out) + " |"
-
-        sep = "|" + "|".join(
-            (":" + "-" * (w + 1)) if al[i] == "l" else ("-" * (w + 1) + ":")
-            for i, w in enumerate(widths)
-        ) + "|"
-        lines = []
-        if self.caption:
-            lines += [f"**{self.caption}**", ""]
-        lines += [line(self._flat()), sep, *(line(r) for r in self.rows)]
-        if self.notes:
-            lines.append("")
-            lines += [f"{n}" for n in self.notes]
-        return "\n".join(lines) + "\n"
-
-    def to_latex(self) -> str:
-        """A booktabs ``table`` float; needs ``\\usepackage{booktabs}`` only."""
-        al = self._align()
-        out = [
-            "% Requires \\usepackage{booktabs} in the preamble.",
-            "\\begin{table}[htbp]",
-            "\\centering",
-            "\\footnotesize",
-            "\\setlength{\\tabcolsep}{2.5pt}",
-        ]
-        if self.caption:
-            out.append(f"\\caption{{{latex_escape(self.caption)}}}")
-        if self.label:
-            out.append(f"\\label{{{self.label}}}")
-        out += [
-            f"\\begin{{tabular}}{{{al}}}",
-            "\\toprule",
-            " & ".join(_latex_header(c, a) for c, a in zip(self.columns, al)) + " \\\\",
-            "\\midrule",
-        ]
-        out += [" & ".join(latex_escape(c) for c in r) + " \\\\" for r in self.rows]
-        out += ["\\bottomrule", "\\end{tabular}"]
-        if self.notes:
-            out.append("\\par\\smallskip")
-            out.append("\\parbox{\\linewidth}{\\footnotesize "
-                       + " ".join(latex_escape(n) for n in self.notes) + "}")
-        out.append("\\end{table}")
-        return "\n".join(out) + "\n"
-
-
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-    "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-    "±": r"$\pm$", "→": r"$\rightarrow$", "–": "--", "—": "---", "≤": r"$\leq$",
-    "≥": r"$\geq$", "×": r"$\times$", "−": "$-$",
-}
-
-
-def _latex_header(name: str, align: str) -> str:
-    """A header cell; a name with ``\\n`` becomes a two-line nested tabular."""
-    parts = name.split("\n")
-    if len(parts) == 1:
-        return latex_escape(name)
-    inner = " \\\\ ".join(latex_escape(p) for p in parts)
-    return f"\\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}{inner}\\end{{tabular}}"
-
-
-def latex_escape(text: str) -> str:
-    """Escape LaTeX's special characters (and the few symbols the tables use)."""
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
-
-
-def fmt_ci(mean: float, half: float, digits: int = 1, signed: bool = False) -> str:
-    """``mean ± half`` (``n/a`` for a missing mean, no ``±`` for a single value)."""
-    if mean is None or not math.isfinite(mean):
-        return "n/a"
-    spec = f"{'+' if signed else ''}.{digits}f"
-    s = format(mean, spec)
-    if half is not None and math.isfinite(half):
-        s += f" ± {half:.{digits}f}"
-    return s
-
-
-@dataclass
-class TableView:
-    """One view: the numbers (``frame``) and their formatted table."""
-
-    frame: pd.DataFrame
-    table: Table
-
-    def render(self, fmt: str) -> str:
-        """``markdown``, ``latex`` or ``csv`` text."""
-        if fmt == "markdown":
-            return self.table.to_markdown()
-        if fmt == "latex":
-            return self.table.to_latex()
-        if fmt == "csv":
-            return self.frame.to_csv(index=False)
-        raise ValueError(f"format: expected markdown, latex or csv, got {fmt!r}")
+def _few_note(counts: Iterable[int], unit: str) -> list[str]:
+    """A warning when an interval of the table rests on fewer than :data:`FEW_VALUES` values."""
+    small = sorted({int(n) for n in counts if 2 <= n < FEW_VALUES})
+    if not small:
+        return []
+    ns = " or ".join(str(n) for n in small)
+    ts = ", ".join(f"{t_quantile(n):.1f}" for n in small)
+    return [f"Caution: some intervals rest on only {ns} {unit} (fewer than {FEW_VALUES}): "
+            f"Student's t is then {ts} (it is {t_quantile(30):.1f} for 30), so these intervals are "
+            "wide and unreliable; run more seeds before reading them."]
 
 
 def _conflict_note(df: pd.DataFrame) -> list[str]:
@@ -323,7 +100,7 @@ def summary_view(df: pd.DataFrame, baseline: str = "fifo",
     Parameters
     ----------
     df
-        Rows from :func:`gpusched.bench.load_rows`.
+        Rows from :func:`gpusched.sweep.load_rows`.
     baseline
         Method label of the FIFO baseline for the gains.
     methods
@@ -387,11 +164,17 @@ def summary_view(df: pd.DataFrame, baseline: str = "fifo",
         rows=rows,
         caption="Per family and method: utilization, value, gain over FIFO, gap to the best "
                 "known bound, runtime.",
-        notes=notes + _conflict_note(d),
+        notes=notes + _few_note(_interval_counts(frame), "seeds") + _conflict_note(d),
         align="ll" + "r" * 8,
         label="tab:gpusched-summary",
     )
     return TableView(frame, table)
+
+
+def _interval_counts(frame: pd.DataFrame) -> list[int]:
+    """The counts behind the summary's printed intervals."""
+    cols = [f"{name}_n" for _, name in SUMMARY_METRICS if f"{name}_n" in frame.columns]
+    return [int(n) for n in frame[cols].to_numpy().ravel()] if cols else []
 
 
 def _band(values: Sequence[float]) -> str:
@@ -421,6 +204,7 @@ def seed_view(df: pd.DataFrame, baseline: str = "fifo", allocator: str = "best")
     if alloc not in present:
         alloc = next((m for m in ("best", "list", "fifo-curve") if m in present), allocator)
     records = []
+    counts: list[int] = []  # of the values behind each printed interval
 
     def record(label: str, sub: pd.DataFrame, published: dict[str, Any] | None) -> dict[str, Any]:
         b = sub[sub["method"] == baseline]
@@ -430,7 +214,9 @@ def seed_view(df: pd.DataFrame, baseline: str = "fifo", allocator: str = "best")
                      ("value_gain", a["gain_pct"]), ("util_gain", a["gain_pp"]),
                      ("total_gain", a["gain_total_pct"]),
                      ("gap_alloc", a["gap_pct"]), ("gap_fifo", b["gap_pct"])):
-            rec[f"{k}_mean"], rec[f"{k}_ci95"], _ = ci95(s)
+            rec[f"{k}_mean"], rec[f"{k}_ci95"], n = ci95(s)
+            if k not in ("util_gain", "gap_fifo"):  # the columns printed
+                counts.append(n)
         rec["value_gain_undefined"] = int(a["baseline_value_zero"].sum())
         for k in ("util_fifo", "util_alloc", "value_gain"):
             rec[f"published_{k}"] = (published or {}).get(k, "")
@@ -487,7 +273,7 @@ def seed_view(df: pd.DataFrame, baseline: str = "fifo", allocator: str = "best")
                  "Total-value\ngain (%)", "Gap to\nUB (%)"],
         rows=rows,
         caption=f"Seed reproduction: FIFO against the constraint-aware allocator ({alloc}).",
-        notes=notes + _conflict_note(d),
+        notes=notes + _few_note(counts, "seeds") + _conflict_note(d),
         align="lrrrrrrrr",
         label="tab:gpusched-seed",
     )
@@ -506,6 +292,7 @@ def ablation_view(df: pd.DataFrame, baseline: str = "fifo") -> TableView:
     present = set(d["method"])
     records: list[dict[str, Any]] = []
     rows = []
+    counts: list[int] = []
     for order in ABLATION_ORDERINGS:
         cells = [order]
         for res in ("peak", "curve"):
@@ -521,7 +308,8 @@ def ablation_view(df: pd.DataFrame, baseline: str = "fifo") -> TableView:
                 continue
             s = d[d["method"] == label]
             um, uh, n = ci95(s["utilization_pct"])
-            gm, gh, _ = ci95(s["gain_pct"])
+            gm, gh, gn = ci95(s["gain_pct"])
+            counts += [n, gn]
             records.append({"ordering": order, "reservation": res, "method": label, "n": n,
                             "utilization_mean": um, "utilization_ci95": uh,
                             "value_gain_mean": gm, "value_gain_ci95": gh})
@@ -536,7 +324,7 @@ def ablation_view(df: pd.DataFrame, baseline: str = "fifo") -> TableView:
         caption="Ablation: reservation policy x ordering rule.",
         notes=[f"Mean ± 95% CI over {n_inst} instance(s); value gain over {baseline}; "
                "the method measured is named in each cell; — where none was run.",
-               *_conflict_note(d)],
+               *_few_note(counts, "instances"), *_conflict_note(d)],
         align="lrrrr",
         label="tab:gpusched-ablation",
     )

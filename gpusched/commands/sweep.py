@@ -1,19 +1,45 @@
-"""Benchmark subcommands: bench, table, plot, reproduce."""
+"""Benchmark subcommands: bench (a sweep), table, plot, reproduce."""
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import logging
 import signal
 import sys
 from pathlib import Path
 from typing import Any
 
+import heuristics
+
+from ..solvers import EXACT_METHODS
 from .core import parse_params
 
 logger = logging.getLogger(__name__)
 
 RESUME_EXIT = 130
+
+TABLE_FORMATS: tuple[str, ...] = ("markdown", "md", "latex", "tex", "csv")
+"""``table --format`` values (``md`` and ``tex``, the file suffixes, name markdown and latex)."""
+
+
+def budgeted_heuristics() -> list[str]:
+    """The heuristics that take a ``time_limit`` (a budget): what ``--time-limit`` also sets."""
+    out = []
+    for name, fn in heuristics.METHODS.items():
+        try:
+            if "time_limit" in inspect.signature(fn).parameters:
+                out.append(name)
+        except (TypeError, ValueError):  # pragma: no cover - no signature
+            continue
+    return out
+
+
+def _time_limit_help() -> str:
+    return (f"seconds per cell, given to every method that takes a time limit: the exact "
+            f"methods ({', '.join(EXACT_METHODS)}; default 60) and the heuristics with a "
+            f"budget ({', '.join(budgeted_heuristics()) or 'none'}); the other heuristics "
+            "ignore it")
 
 
 def register(sub: Any) -> None:
@@ -24,7 +50,7 @@ def register(sub: Any) -> None:
     p.add_argument("--seeds", default="1", help="N (seeds 0..N-1), A-B or a comma list (default 1)")
     p.add_argument("--methods", help="comma-separated method names")
     p.add_argument("--instances", default="", help="comma-separated instance files to add")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds per cell (exact methods)")
+    p.add_argument("--time-limit", type=float, default=None, help=_time_limit_help())
     p.add_argument("-p", "--param", action="append", default=[], metavar="METHOD.KEY=VALUE",
                    help="method parameter, e.g. -p milp.threads=2 (repeatable)")
     p.add_argument("-f", "--family-param", action="append", default=[],
@@ -35,7 +61,8 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("table", help="comparison tables of a results folder")
     p.add_argument("results", help="results folder (or results.csv)")
-    p.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown")
+    p.add_argument("--format", choices=TABLE_FORMATS, default="markdown",
+                   help="markdown (md), latex (tex) or csv (default markdown)")
     p.add_argument("--view", choices=("summary", "seed", "ablation"), default="summary")
     p.add_argument("--baseline", default="fifo", help="method the gains are measured from")
     p.add_argument("--allocator", default="best", help="the allocator of the seed view")
@@ -92,7 +119,7 @@ def _check_workers(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace, cells: Any, how_to_resume: str) -> Any:
-    from ..bench import done_keys, run_bench
+    from ..sweep import done_keys, run_bench
 
     try:
         return run_bench(cells, args.output, workers=args.workers, scheduler=args.scheduler,
@@ -120,7 +147,7 @@ def _argv() -> str:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from ..bench import load_config, make_cells, make_config
+    from ..sweep import load_config, make_cells, make_config
 
     _check_workers(args)
     if args.time_limit is not None and not args.time_limit >= 0:
@@ -153,7 +180,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    from ..bench import load_rows
+    from ..sweep import load_rows
     from ..tables import view
 
     df = load_rows(args.results)
@@ -185,8 +212,8 @@ def cmd_table(args: argparse.Namespace) -> int:
 def cmd_plot(args: argparse.Namespace) -> int:
     src = Path(args.source)
     if src.is_dir():
-        from ..bench import load_rows
         from ..report import write_plots
+        from ..sweep import load_rows
 
         methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
         paths = write_plots(load_rows(src), src, args.output, methods=methods)
@@ -217,9 +244,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from ..bench import load_rows, make_cells
     from ..report import write_report
     from ..reproduce import DEFAULT_SEEDS, DEFAULT_TIME_LIMIT, SEED_METHODS, seed_config
+    from ..sweep import load_rows, make_cells
     from ..tables import seed_view
 
     _check_workers(args)

@@ -1,0 +1,53 @@
+"""The benchmark harness: families x seeds x methods, in parallel, crash-safe and resumable.
+
+A sweep is a list of :class:`Cell` (one instance, one method with its
+parameters and time limit); :func:`run_bench` runs the cells that are not done
+yet and stores one tidy row per cell in a results folder. The parts:
+
+- :mod:`.config`: :class:`BenchConfig` from flags (:func:`make_config`) or a
+  TOML file (:func:`load_config`, checked by pydantic);
+- :mod:`.cells`: :class:`Cell`, its key, and :func:`run_cell` (one row);
+- :mod:`.store`: the results folder (atomic row files, ``results.csv``,
+  :func:`load_rows`);
+- :mod:`.runner`: :func:`run_bench` over this process, a process pool or Dask.
+"""
+
+from .cells import (
+    METRIC_COLUMNS,
+    METRIC_FIELDS,
+    VERSIONED_PACKAGES,
+    Cell,
+    error_row,
+    instance_hash,
+    make_cells,
+    run_cell,
+    versions,
+)
+from .config import MAX_SEEDS, BenchConfig, MethodSpec, load_config, make_config, parse_seeds
+from .runner import CONSOLIDATE_EVERY_S, BenchSummary, run_bench
+from .store import SORT_COLUMNS, consolidate, done_keys, load_rows
+
+__all__ = [
+    "CONSOLIDATE_EVERY_S",
+    "MAX_SEEDS",
+    "METRIC_COLUMNS",
+    "METRIC_FIELDS",
+    "SORT_COLUMNS",
+    "VERSIONED_PACKAGES",
+    "BenchConfig",
+    "BenchSummary",
+    "Cell",
+    "MethodSpec",
+    "consolidate",
+    "done_keys",
+    "error_row",
+    "instance_hash",
+    "load_config",
+    "load_rows",
+    "make_cells",
+    "make_config",
+    "parse_seeds",
+    "run_bench",
+    "run_cell",
+    "versions",
+]

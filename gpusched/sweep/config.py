@@ -1,0 +1,389 @@
+"""A sweep's configuration: families x seeds x methods, from flags or a TOML file.
+
+:func:`make_config` builds a :class:`BenchConfig` from plain values (the
+command line's flags); :func:`load_config` reads a TOML sweep file, checks its
+shape with pydantic models (every table ``extra="forbid"`` except where the
+keys are a method's own parameters) and then goes through :func:`make_config`.
+Pydantic rather than attrs/cattrs: one model declaration gives strict types,
+bounds (``ge=0``), unknown-key refusal and a flat list of errors with their
+field path, type and input, which is what the messages are made of; cattrs
+needs validators written per field and reports through nested exception groups.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+import heuristics
+import instances
+from instances.model import check_size_params
+
+from ..solvers import EXACT_METHODS, method_names
+
+__all__ = [
+    "MAX_SEEDS",
+    "BenchConfig",
+    "MethodSpec",
+    "load_config",
+    "make_config",
+    "parse_seeds",
+]
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A method to run, under a label (the ``method`` column of the rows).
+
+    Attributes
+    ----------
+    label
+        The name the rows and tables use (defaults to ``method``); two labels
+        may run the same method with different parameters.
+    method
+        A name accepted by :func:`gpusched.solve`.
+    params
+        Keyword parameters of the method.
+    time_limit
+        Seconds, passed as ``time_limit`` (``None``: the method's default).
+    """
+
+    label: str
+    method: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    time_limit: float | None = None
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """A sweep: the cross product of families, seeds and methods.
+
+    Attributes
+    ----------
+    families
+        Family names (:data:`instances.FAMILIES`).
+    seeds
+        Seeds of each family.
+    methods
+        What to run on every instance.
+    family_params
+        Per-family generator parameters (``{"large": {"num_jobs": 500}}``).
+    instance_files
+        Instance files to add to the families' instances.
+    """
+
+    families: tuple[str, ...]
+    seeds: tuple[int, ...]
+    methods: tuple[MethodSpec, ...]
+    family_params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    instance_files: tuple[str, ...] = ()
+
+
+MAX_SEEDS = 100_000
+"""Most seeds a sweep accepts (checked before any list of them is built)."""
+
+
+def parse_seeds(spec: Any) -> tuple[int, ...]:
+    """Seeds from ``5`` (0..4), ``"0-4"``, ``"1,3,7"`` or a list of integers.
+
+    Raises
+    ------
+    ValueError
+        For anything else, or a negative seed.
+    """
+    if isinstance(spec, bool):
+        raise ValueError(f"seeds: expected N, A-B, a comma list or a list, got {spec!r}")
+    if isinstance(spec, int):
+        if not 1 <= spec <= MAX_SEEDS:
+            raise ValueError(f"seeds: a count must be in [1, {MAX_SEEDS}], got {spec}")
+        return tuple(range(spec))
+    if isinstance(spec, (list, tuple)):
+        out = []
+        for s in spec:
+            if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+                raise ValueError(f"seeds: must be non-negative integers, got {s!r}")
+            out.append(s)
+        if not out:
+            raise ValueError("seeds: the list is empty")
+        if len(out) > MAX_SEEDS:
+            raise ValueError(f"seeds: at most {MAX_SEEDS} seeds, got {len(out)}")
+        return tuple(dict.fromkeys(out))
+    if isinstance(spec, str):
+        text = spec.strip()
+        if re.fullmatch(r"\d+", text):
+            return parse_seeds(int(text))
+        m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", text)
+        if m:
+            a, b = int(m.group(1)), int(m.group(2))
+            if b < a:
+                raise ValueError(f"seeds: empty range {text!r}")
+            if b - a + 1 > MAX_SEEDS:
+                raise ValueError(f"seeds: at most {MAX_SEEDS} seeds, got the range {text!r}")
+            return tuple(range(a, b + 1))
+        if re.fullmatch(r"\d+(\s*,\s*\d+)+", text):
+            return parse_seeds([int(x) for x in text.split(",")])
+    raise ValueError(f"seeds: expected N, A-B, a comma list or a list, got {spec!r}")
+
+
+def _split(items: str | Sequence[str]) -> tuple[str, ...]:
+    if isinstance(items, str):
+        items = items.split(",")
+    return tuple(x.strip() for x in items if x.strip())
+
+
+def method_parameters(method: str) -> tuple[str, ...] | None:
+    """Keyword parameters a heuristic accepts (``None``: any, or not a heuristic).
+
+    Exact methods pass unknown keywords on to the solver as its options, and a
+    heuristic taking ``**params`` accepts anything; neither can be checked here.
+    """
+    fn = heuristics.METHODS.get(method)
+    if fn is None or method in EXACT_METHODS:
+        return None
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
+        return None
+    ps = list(sig.parameters.values())[1:]  # the first one is the instance
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in ps):
+        return None
+    return tuple(p.name for p in ps
+                 if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                               inspect.Parameter.KEYWORD_ONLY))
+
+
+def _check_params(spec: MethodSpec, where: str) -> None:
+    accepted = method_parameters(spec.method)
+    if accepted is None:
+        return
+    for key in spec.params:
+        if key not in accepted:
+            raise ValueError(f"{where}.{key}: not a parameter of method {spec.method!r}; "
+                             f"accepted: {sorted({*accepted, 'time_limit'})}")
+
+
+def make_config(
+    families: str | Sequence[str],
+    seeds: Any,
+    methods: str | Sequence[str | MethodSpec],
+    *,
+    time_limit: float | None = None,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    family_params: Mapping[str, Mapping[str, Any]] | None = None,
+    instance_files: Sequence[str] = (),
+) -> BenchConfig:
+    """Build and check a :class:`BenchConfig` from plain values (the command-line flags).
+
+    Parameters
+    ----------
+    time_limit
+        Applies to every method without its own: the limit of the exact
+        methods and the budget of the heuristics that take one.
+    params
+        Per-method parameters, keyed by method label.
+
+    Raises
+    ------
+    ValueError
+        For an unknown family, method or heuristic parameter, or bad seeds.
+    """
+    fams = _split(families) if families else ()
+    for f in fams:
+        if f not in instances.FAMILIES:
+            raise ValueError(f"families: unknown family {f!r}; known: {', '.join(instances.FAMILIES)}")
+    params = params or {}
+    specs: list[MethodSpec] = []
+    for m in _split(methods) if isinstance(methods, str) else methods:
+        if isinstance(m, MethodSpec):
+            spec = m
+        else:
+            spec = MethodSpec(m, m, dict(params.get(m, {})), time_limit)
+        if not isinstance(spec.method, str):
+            raise ValueError(f"methods: {spec.label!r}: the method must be a name, got {spec.method!r}")
+        if spec.time_limit is None and time_limit is not None:
+            spec = MethodSpec(spec.label, spec.method, spec.params, time_limit)
+        specs.append(_with_threads(spec))
+    if not specs:
+        raise ValueError("methods: no method given")
+    known = method_names()
+    for spec in specs:
+        if spec.method not in known:
+            raise ValueError(f"methods: unknown method {spec.method!r}; known: {', '.join(known)}")
+        _check_params(spec, spec.label)
+    labels = [s.label for s in specs]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"methods: a label appears twice in {labels}")
+    if not fams and not instance_files:
+        raise ValueError("families: no family and no instance file given")
+    return BenchConfig(
+        families=fams,
+        seeds=parse_seeds(seeds) if fams else (),
+        methods=tuple(specs),
+        family_params={k: dict(v) for k, v in (family_params or {}).items()},
+        instance_files=tuple(str(p) for p in instance_files),
+    )
+
+
+def _with_threads(spec: MethodSpec) -> MethodSpec:
+    """Normalize a spec: a ``time_limit`` parameter becomes the spec's time limit, and
+    exact methods run single-threaded unless the parameters say otherwise."""
+    params = dict(spec.params)
+    tl = params.pop("time_limit", spec.time_limit)
+    if tl is not None and (isinstance(tl, bool) or not isinstance(tl, (int, float)) or not tl >= 0):
+        raise ValueError(f"{spec.label}.time_limit: must be a number >= 0, got {tl!r}")
+    if spec.method in EXACT_METHODS and "threads" not in params:
+        params["threads"] = 1
+    return MethodSpec(spec.label, spec.method, params, None if tl is None else float(tl))
+
+
+# ---------------------------------------------------------------- the TOML file
+Seconds = Annotated[float, Field(ge=0)]
+"""A time limit: a number >= 0 (``inf`` allowed, NaN refused)."""
+
+
+class _MethodTable(BaseModel):
+    """``[params.<method>]``: the method's parameters; ``time_limit`` is typed."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    time_limit: Seconds | None = None
+
+
+class _Variant(_MethodTable):
+    """``[variants.<label>]``: a ``method`` and its parameters."""
+
+    method: str
+
+
+class SweepFile(BaseModel):
+    """The keys of a sweep file (see :func:`load_config`)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    families: list[str] = []
+    seeds: Any = 1
+    methods: list[str] = []
+    time_limit: Seconds | None = None
+    instances: list[str] = []
+    params: dict[str, _MethodTable] = {}
+    variants: dict[str, _Variant] = {}
+    family_params: dict[str, dict[str, Any]] = {}
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, v: Any) -> Any:
+        parse_seeds(v)  # refused here, with its path; make_config parses it again
+        return v
+
+
+_PROBLEMS: dict[str, str] = {
+    "dict_type": "must be a table", "model_type": "must be a table",
+    "list_type": "must be a list", "string_type": "must be a string",
+    "float_type": "must be a number", "int_type": "must be an integer",
+}
+"""Pydantic error type -> the problem in the file's (TOML's) terms."""
+
+
+def _lower(msg: str) -> str:
+    return msg[:1].lower() + msg[1:]
+
+
+def _message(e: ValidationError) -> str:
+    """The first error as ``<field path>: <problem>``; unknown keys are named."""
+    err = e.errors()[0]
+    loc = ".".join(str(x) for x in err["loc"])
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        text = f"{loc}: unknown key; allowed: {sorted(SweepFile.model_fields)}"
+    elif kind == "missing":
+        text = f"{loc}: missing"
+    elif kind == "value_error":
+        inner = str(err["ctx"]["error"])
+        text = inner if inner.startswith(f"{loc}: ") else f"{loc}: {inner}"
+    else:
+        text = f"{loc}: {_PROBLEMS.get(kind) or _lower(err['msg'])}, got {err['input']!r}"
+        if kind == "greater_than_equal":
+            text = f"{loc}: must be a number >= {err['ctx']['ge']:g}, got {err['input']!r}"
+    more = len(e.errors()) - 1
+    return text + (f" (and {more} more error{'s' * (more > 1)})" if more else "")
+
+
+def _config_from_dict(data: Mapping[str, Any]) -> BenchConfig:
+    """A :class:`BenchConfig` from the content of a sweep file."""
+    try:
+        doc = SweepFile.model_validate(data)
+    except ValidationError as e:
+        raise ValueError(_message(e)) from None
+    for fam, fp in doc.family_params.items():
+        try:
+            check_size_params(fp)  # before a horizon of 10^9 is drawn
+        except ValueError as e:
+            raise ValueError(f"family_params.{fam}.{e}") from None
+    for name in doc.params:
+        if name not in doc.methods:
+            raise ValueError(f"params.{name}: no method {name!r} in methods {doc.methods} "
+                             "(a variant takes its parameters in [variants.<label>])")
+    specs: list[MethodSpec] = []
+    for name in doc.methods:
+        table = doc.params.get(name)
+        p = dict(table.model_extra or {}) if table is not None else {}
+        tl = table.time_limit if table is not None and table.time_limit is not None else doc.time_limit
+        specs.append(MethodSpec(name, name, p, tl))
+        _check_params(specs[-1], f"params.{name}")
+    for label, v in doc.variants.items():
+        tl = v.time_limit if v.time_limit is not None else doc.time_limit
+        specs.append(MethodSpec(label, v.method, dict(v.model_extra or {}), tl))
+        _check_params(specs[-1], f"variants.{label}")
+    return make_config(
+        doc.families,
+        doc.seeds,
+        specs,
+        time_limit=doc.time_limit,
+        family_params=doc.family_params,
+        instance_files=doc.instances,
+    )
+
+
+def load_config(path: str | os.PathLike[str]) -> BenchConfig:
+    """Read a sweep from a TOML file.
+
+    The file holds ``families`` (list), ``seeds`` (N, ``"A-B"`` or a list),
+    ``methods`` (list of names), optional ``time_limit``, ``instances`` (list of
+    instance files), per-method tables ``[params.<method>]`` (a
+    ``time_limit`` key there overrides the global one), variants
+    ``[variants.<label>]`` with a ``method`` key and parameters, and per-family
+    generator parameters ``[family_params.<family>]``. Example::
+
+        families = ["seed-training-heavy", "hc-mixed"]
+        seeds = "0-4"
+        methods = ["fifo", "fifo-curve", "best", "milp"]
+        time_limit = 30
+
+        [params.milp]
+        threads = 2
+
+        [variants.list-value]
+        method = "list"
+        rule = "value"
+
+    Raises
+    ------
+    ValueError
+        ``<file>: <key>: <problem>``; an unknown or misspelled key is named.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{path}: malformed TOML: {e}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a UTF-8 text file") from None
+    try:
+        return _config_from_dict(data)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None

@@ -1,0 +1,45 @@
+"""Comparison tables from a sweep's rows: summary, seed and ablation views.
+
+- :mod:`.aggregate`: the numbers (:func:`prepare`: gains and gaps per row;
+  :func:`ci95`: Student's t intervals);
+- :mod:`.render`: :class:`Table` as Markdown or booktabs LaTeX (pandas);
+- :mod:`.views`: the three views (:func:`view` by name).
+"""
+
+from .aggregate import CONFIDENCE, FEW_VALUES, ci95, prepare, t_quantile
+from .render import FORMAT_ALIASES, Table, TableView, fmt_ci, latex_escape
+from .views import (
+    ABLATION_GRID,
+    ABLATION_ORDERINGS,
+    PUBLISHED,
+    SEED_FAMILY,
+    SUMMARY_METRICS,
+    VIEWS,
+    ablation_view,
+    seed_view,
+    summary_view,
+    view,
+)
+
+__all__ = [
+    "ABLATION_GRID",
+    "ABLATION_ORDERINGS",
+    "CONFIDENCE",
+    "FEW_VALUES",
+    "FORMAT_ALIASES",
+    "PUBLISHED",
+    "SEED_FAMILY",
+    "SUMMARY_METRICS",
+    "VIEWS",
+    "Table",
+    "TableView",
+    "ablation_view",
+    "ci95",
+    "fmt_ci",
+    "latex_escape",
+    "prepare",
+    "seed_view",
+    "summary_view",
+    "t_quantile",
+    "view",
+]
