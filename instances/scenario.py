@@ -110,6 +110,10 @@ class Scenario:
     def __hash__(self) -> int:
         return hash((self.instance, tuple(sorted(self.actual.items()))))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the read-only views do not pickle: rebuild from plain dicts (worker processes)
+        return (Scenario, (self.instance, dict(self.actual), dict(self.meta)))
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Scenario):
             return NotImplemented
