@@ -1,7 +1,7 @@
 """A sweep's scenario dimension: forecast error, and the online policies replayed against it.
 
-A sweep with a ``[scenarios]`` table (PROBLEM.md section 10) replays its
-methods against actual days instead of running them offline. The days are:
+A sweep with a ``[scenarios]`` table replays its methods against actual days
+instead of running them offline. The days are:
 
 - for every instance of the sweep (families and instance files), the
   scenarios ``instances.scenario(inst, model, seed=s, **params)`` for every
