@@ -182,7 +182,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_table(args: argparse.Namespace) -> int:
     from ..sweep import load_rows
-    from ..tables import view
+    from ..tables import simulation_view, view
 
     df = load_rows(args.results)
     present = sorted(set(df["method"])) if "method" in df.columns else None
@@ -198,7 +198,8 @@ def cmd_table(args: argparse.Namespace) -> int:
             raise ValueError("--methods: only the summary view takes a method list")
         kw["methods"] = kw["only"] = only
     try:
-        text = view(df, args.view, **kw).render(args.format)
+        tv = simulation_view(df) if args.view == "simulation" else view(df, args.view, **kw)
+        text = tv.render(args.format)
     except ValueError as e:  # e.g. a CSV file without the result columns
         raise ValueError(f"{args.results}: {e}") from None
     if args.output:

@@ -20,6 +20,7 @@ import instances
 
 from .aggregate import ci95
 from .render import Table, TableView, fmt_ci
+from .views import _few_note
 
 __all__ = ["BOUND_TOLERANCE", "simulation_rows", "simulation_view"]
 
@@ -100,8 +101,6 @@ def simulation_view(df: pd.DataFrame) -> TableView:
     df
         Rows of a scenario sweep (:func:`gpusched.sweep.load_rows`).
     """
-    from .views import _few_note  # views registers this view
-
     d = simulation_rows(df)
     known = list(instances.FAMILIES)
     fams = sorted(_order(d["family"]), key=lambda f: (known.index(f) if f in known else len(known), str(f)))

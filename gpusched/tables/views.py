@@ -20,7 +20,6 @@ from instances.families import SEED_SCENARIOS
 
 from .aggregate import FEW_VALUES, ci95, prepare, t_quantile
 from .render import Table, TableView, fmt_ci
-from .simulation import simulation_view
 
 __all__ = [
     "ABLATION_GRID",
@@ -336,7 +335,6 @@ VIEWS: dict[str, Callable[..., TableView]] = {
     "summary": summary_view,
     "seed": seed_view,
     "ablation": ablation_view,
-    "simulation": simulation_view,
 }
 """View name -> builder ``(rows, baseline=...) -> TableView``."""
 
