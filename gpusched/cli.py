@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "gpusched.commands.core",
     "gpusched.commands.sweep",
     "gpusched.commands.simulate",
+    "gpusched.commands.traces",
 )
 """Modules whose ``register(subparsers)`` adds subcommands, in help order."""
 

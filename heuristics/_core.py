@@ -16,6 +16,12 @@ compiled call (``heuristics._compiled``): the numpy decoder pays about a
 microsecond of call overhead per array operation, several per job, which
 dominates on large instances. :func:`serial_starts_numpy` is the vectorized
 decoder; it runs when numba is missing and the tests hold the two equal.
+
+On an instance with nodes the same functions take a
+:class:`~heuristics.placement.NodeProfile` (``nodes=``) beside the pool's
+profile ``free`` and fill a placement array (``place=``, the form of
+:meth:`instances.Schedule.to_placement_array`); :func:`finish` then turns
+both into a schedule with its placement.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ import numpy as np
 
 from instances import Instance, Result, Schedule, Status, evaluate
 
+from .placement import NodeProfile, new_place, node_fit, node_occupy
+
 __all__ = [
     "RESERVATIONS",
     "earliest_fit",
@@ -36,6 +44,7 @@ __all__ = [
     "first_fits_now",
     "hinted_fit",
     "job_arrays",
+    "new_place",
     "occupy",
     "serial_starts",
     "serial_starts_numpy",
@@ -122,16 +131,28 @@ def job_arrays(inst: Instance) -> tuple[list[int], list[int], list[int], list[in
 _COMPILED: list[Any] = []
 
 
-def _compiled_decoder() -> Any:
-    """The numba decoder, or ``None`` when numba is not importable (looked up once)."""
+def _compiled_decoder(nodes: bool = False) -> Any:
+    """The numba decoder (flat, or on nodes), or ``None`` when numba is not importable.
+
+    Looked up once; ``_COMPILED`` holds ``[flat kernel, node kernel]`` (or ``[None]``).
+    """
     if not _COMPILED:
-        kernel: Any = None
         try:
-            from ._compiled import serial_starts_compiled as kernel
+            from ._compiled import serial_starts_compiled, serial_starts_nodes_compiled
         except ImportError as exc:
             logger.info("numba not available (%s): serial decoder runs in numpy", exc)
-        _COMPILED.append(kernel)
-    return _COMPILED[0]
+            _COMPILED.append(None)
+        else:
+            _COMPILED.extend([serial_starts_compiled, serial_starts_nodes_compiled])
+    if _COMPILED[0] is None:
+        return None
+    return _COMPILED[1] if nodes else _COMPILED[0]
+
+
+def _writable_int64(*arrays: np.ndarray) -> bool:
+    return all(
+        a.dtype == np.int64 and a.flags.c_contiguous and a.flags.writeable for a in arrays
+    )
 
 
 def serial_starts(
@@ -139,6 +160,9 @@ def serial_starts(
     order: Sequence[int] | np.ndarray,
     jobs: tuple[list[int], list[int], list[int], list[int]],
     start: np.ndarray | None = None,
+    *,
+    nodes: NodeProfile | None = None,
+    place: np.ndarray | None = None,
 ) -> np.ndarray:
     """Serial schedule generation: place the jobs of ``order`` one by one, earliest fit.
 
@@ -156,6 +180,13 @@ def serial_starts(
         :func:`job_arrays` of the instance.
     start
         Per-job start array to fill (``-1`` for not run); a new one if ``None``.
+    nodes
+        On an instance with nodes, its :class:`~heuristics.placement.NodeProfile`
+        (modified in place): each job then starts at the earliest slot from
+        which it has a valid placement, chosen by the profile's rule.
+    place
+        With ``nodes``, the placement array to fill (row ``j``: job ``j``'s
+        node positions, ``-1`` padded); a new one, discarded, if ``None``.
 
     Returns
     -------
@@ -164,22 +195,21 @@ def serial_starts(
 
     Notes
     -----
-    Runs the compiled decoder when numba is importable and ``free`` and
-    ``start`` are writable ``int64`` arrays; otherwise :func:`serial_starts_numpy`.
-    Both give the same starts.
+    Runs the compiled decoder when numba is importable and the arrays are
+    writable ``int64``; otherwise :func:`serial_starts_numpy`. Both give the
+    same starts (and placements).
     """
-    kernel = _compiled_decoder()
+    n_jobs = len(jobs[0])
     if start is None:
-        start = np.full(len(jobs[0]), -1, dtype=np.int64)
-    if (
-        kernel is not None
-        and free.dtype == np.int64
-        and start.dtype == np.int64
-        and free.flags.c_contiguous
-        and start.flags.c_contiguous
-        and free.flags.writeable
-        and start.flags.writeable
-    ):
+        start = np.full(n_jobs, -1, dtype=np.int64)
+    if nodes is not None and place is None:
+        place = np.full((n_jobs, 1 if n_jobs == 0 else _span(nodes, jobs)), -1, dtype=np.int64)
+    kernel = _compiled_decoder(nodes is not None)
+    ok = kernel is not None and _writable_int64(free, start)
+    if ok and nodes is not None:
+        assert place is not None
+        ok = _writable_int64(place, nodes.free, nodes.maxfree, nodes.nmax, nodes.whole)
+    if ok:
         arrays = getattr(jobs, "arrays", None)
         if arrays is None:
             arrays = tuple(np.asarray(c, dtype=np.int64) for c in jobs)
@@ -188,8 +218,23 @@ def serial_starts(
         if idx.size and (int(idx.min()) < -n or int(idx.max()) >= n):
             raise IndexError(f"order: job index out of range for {n} jobs")
         idx = np.where(idx < 0, idx + n, idx)
-        return kernel(free, idx, *arrays, start)  # type: ignore[no-any-return]
-    return serial_starts_numpy(free, order, jobs, start)
+        if nodes is None:
+            return kernel(free, idx, *arrays, start)  # type: ignore[no-any-return]
+        return kernel(  # type: ignore[no-any-return]
+            free, nodes.free, nodes.sizes, nodes.maxfree, nodes.nmax, nodes.whole, nodes.multi,
+            nodes.frag,
+            nodes.rule, idx, *arrays, start, place,
+        )
+    return serial_starts_numpy(free, order, jobs, start, nodes=nodes, place=place)
+
+
+def _span(nodes: NodeProfile, jobs: tuple[list[int], ...]) -> int:
+    """Enough columns for any placement: the most nodes a multi-node job could take."""
+    g = np.asarray(jobs[0], dtype=np.int64)
+    if not nodes.multi.any():
+        return 1
+    cum = np.cumsum(np.sort(nodes.sizes))
+    return max(1, int(np.searchsorted(cum, int(g[nodes.multi].max()), side="right")))
 
 
 def serial_starts_numpy(
@@ -197,8 +242,11 @@ def serial_starts_numpy(
     order: Sequence[int] | np.ndarray,
     jobs: tuple[list[int], list[int], list[int], list[int]],
     start: np.ndarray | None = None,
+    *,
+    nodes: NodeProfile | None = None,
+    place: np.ndarray | None = None,
 ) -> np.ndarray:
-    """:func:`serial_starts` with numpy only: :func:`hinted_fit` job by job.
+    """:func:`serial_starts` with numpy only: :func:`hinted_fit` (or ``node_fit``) job by job.
 
     The vectorized decoder, used when numba is not installed; same parameters
     and result as :func:`serial_starts`.
@@ -206,6 +254,15 @@ def serial_starts_numpy(
     gpus, dur, rel, dl = jobs
     if start is None:
         start = np.full(len(gpus), -1, dtype=np.int64)
+    if nodes is not None:
+        for j in order.tolist() if isinstance(order, np.ndarray) else order:
+            j = int(j)
+            g, p = int(gpus[j]), int(dur[j])
+            s, ks = node_fit(free, nodes, j, g, p, int(rel[j]), min(int(dl[j]), free.shape[0]))
+            if s >= 0:
+                node_occupy(free, nodes, j, g, s, p, ks, place)
+                start[j] = s
+        return start
     hint: dict[tuple[int, int], tuple[int, int]] = {}
     for j in order.tolist() if isinstance(order, np.ndarray) else order:
         g, p = gpus[j], dur[j]
@@ -269,6 +326,7 @@ def finish(
     started_at: float,
     params: Mapping[str, Any] | None = None,
     message: str = "",
+    place: np.ndarray | None = None,
 ) -> Result:
     """Check a heuristic's start array with the independent checker and wrap it.
 
@@ -276,6 +334,9 @@ def finish(
     ----------
     start
         Per-job start slot, ``-1`` for a job not run.
+    place
+        On an instance with nodes, the placement array (see :func:`new_place`);
+        required there.
     reservation
         Reservation the method used; the checker enforces it, so a ``peak``
         method's schedule must respect the peak reservation too.
@@ -286,8 +347,12 @@ def finish(
     ------
     instances.InfeasibleScheduleError
         If the heuristic produced an infeasible schedule (a bug).
+    ValueError
+        If the instance has nodes and ``place`` is missing.
     """
-    schedule = Schedule.from_array(inst, start)
+    if inst.has_nodes and place is None:
+        raise ValueError(f"place: required for instance {inst.name!r}, which has nodes")
+    schedule = Schedule.from_array(inst, start, place if inst.has_nodes else None)
     metrics = evaluate(inst, schedule, reservation, enforce_reservation=True)  # type: ignore[arg-type]
     return Result(
         method=method,

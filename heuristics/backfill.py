@@ -3,6 +3,10 @@
 Both keep the FIFO queue: jobs by (release, position in the job list), and
 both know each job's exact duration (runtime estimates are exact here), so a
 reservation, once made, is never broken by a job that ends early.
+
+On an instance with nodes both place as FIFO does (PROBLEM.md section 8): a
+job fits when it has a valid placement for its whole run, and takes the first
+one in node-list order; a reservation holds its nodes.
 """
 
 from __future__ import annotations
@@ -21,13 +25,15 @@ from ._core import (
     job_arrays,
     serial_starts,
 )
+from .placement import new_place, node_fit, node_fits_now, node_occupy, node_profile
 from .rules import fifo_order
 
 __all__ = ["conservative", "conservative_starts", "easy", "easy_starts"]
 
 
 def easy_starts(
-    inst: Instance, reservation: str = "peak", log: list[tuple[int, int, int]] | None = None
+    inst: Instance, reservation: str = "peak", log: list[tuple[int, int, int]] | None = None,
+    *, place: np.ndarray | None = None,
 ) -> np.ndarray:
     """Start array of EASY backfilling (``-1``: not run).
 
@@ -36,8 +42,12 @@ def easy_starts(
     log
         If given, receives one ``(t, head, reserved_start)`` triple each time
         the queue head is given a reservation in the future.
+    place
+        On an instance with nodes, the placement array to fill.
     """
     free = inst.batch_capacity(check_reservation(reservation))  # type: ignore[arg-type]
+    if inst.has_nodes:
+        return _easy_nodes(inst, free, reservation, log, place)
     n, T = inst.num_jobs, inst.horizon
     gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines
     g_, p_, _, d_ = job_arrays(inst)
@@ -86,6 +96,60 @@ def easy_starts(
     return start
 
 
+def _easy_nodes(
+    inst: Instance, free: np.ndarray, reservation: str,
+    log: list[tuple[int, int, int]] | None, place: np.ndarray | None,
+) -> np.ndarray:
+    """:func:`easy_starts` on nodes: the same steps, fits and placements as FIFO's."""
+    nodes = node_profile(inst, reservation, "first-fit")
+    n, T = inst.num_jobs, inst.horizon
+    gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines
+    g_, p_, _, d_ = job_arrays(inst)
+    last = dl - dur
+    order = fifo_order(inst)
+    alive = np.ones(n, dtype=bool)
+    start = np.full(n, -1, dtype=np.int64)
+    o_rel = rel[order]
+    for t in range(T):
+        alive[last < t] = False
+        q = order[alive[order] & (o_rel <= t)]
+        i = 0
+        reserved, held = -1, []
+        while i < q.size:
+            h = int(q[i])
+            r, ks = node_fit(free, nodes, h, g_[h], p_[h], t, d_[h])
+            if r < 0:
+                alive[h] = False
+            elif r == t:
+                node_occupy(free, nodes, h, g_[h], t, p_[h], ks, place)
+                start[h] = t
+                alive[h] = False
+            else:
+                reserved, held = r, ks
+                break
+            i += 1
+        if reserved < 0:
+            continue
+        h = int(q[i])
+        if log is not None:
+            log.append((t, h, reserved))
+        shadow, shadow_nodes = free.copy(), nodes.copy()
+        node_occupy(shadow, shadow_nodes, h, g_[h], reserved, p_[h], held)
+        rest = q[i + 1 :]
+        pos = 0
+        while pos < rest.size:
+            k, ks = node_fits_now(shadow, shadow_nodes, t, rest[pos:], gpus, dur)
+            if k < 0:
+                break
+            j = int(rest[pos + k])
+            node_occupy(free, nodes, j, g_[j], t, p_[j], ks, place)
+            node_occupy(shadow, shadow_nodes, j, g_[j], t, p_[j], ks)
+            start[j] = t
+            alive[j] = False
+            pos += k + 1
+    return start
+
+
 def easy(inst: Instance, *, reservation: str = "peak") -> Result:
     """EASY backfilling.
 
@@ -106,20 +170,33 @@ def easy(inst: Instance, *, reservation: str = "peak") -> Result:
         ``peak`` (methods ``easy``, ``easy-peak``) or ``curve`` (``easy-curve``).
     """
     t0 = time.perf_counter()
-    start = easy_starts(inst, reservation)
-    return finish(inst, f"easy-{reservation}", start, reservation=reservation, started_at=t0)
+    place = new_place(inst) if inst.has_nodes else None
+    start = easy_starts(inst, reservation, place=place)
+    return finish(inst, f"easy-{reservation}", start, reservation=reservation, started_at=t0,
+                  place=place)
 
 
-def conservative_starts(inst: Instance, reservation: str = "peak") -> np.ndarray:
-    """Start array of conservative backfilling (``-1``: not run)."""
+def conservative_starts(
+    inst: Instance, reservation: str = "peak", *, place: np.ndarray | None = None
+) -> np.ndarray:
+    """Start array of conservative backfilling (``-1``: not run).
+
+    Parameters
+    ----------
+    place
+        On an instance with nodes, the placement array to fill (first fit).
+    """
     free = inst.batch_capacity(check_reservation(reservation))  # type: ignore[arg-type]
     jobs = job_arrays(inst)
     order = fifo_order(inst)
     start = np.full(inst.num_jobs, -1, dtype=np.int64)
+    nodes = node_profile(inst, reservation, "first-fit") if inst.has_nodes else None
+    if nodes is not None and place is None:
+        place = new_place(inst)
     rel = inst.releases[order]
     # events: the release slots; arrivals at one slot get reservations in list order
     for t in np.unique(rel).tolist():
-        serial_starts(free, order[rel == t], jobs, start)
+        serial_starts(free, order[rel == t], jobs, start, nodes=nodes, place=place)
     return start
 
 
@@ -142,7 +219,9 @@ def conservative(inst: Instance, *, reservation: str = "peak") -> Result:
         ``peak`` (method ``conservative-peak``) or ``curve`` (``conservative-curve``).
     """
     t0 = time.perf_counter()
-    start = conservative_starts(inst, reservation)
+    place = new_place(inst) if inst.has_nodes else None
+    start = conservative_starts(inst, reservation, place=place)
     return finish(
-        inst, f"conservative-{reservation}", start, reservation=reservation, started_at=t0
+        inst, f"conservative-{reservation}", start, reservation=reservation, started_at=t0,
+        place=place,
     )

@@ -5,6 +5,10 @@ of a priority rule, each at its earliest fit under the elastic ``curve``
 reservation. ``list-peak`` is the same under the static ``peak`` reservation,
 so the gain over FIFO splits into a reservation part and an ordering part.
 ``parallel`` steps through time instead of through the list.
+
+On an instance with nodes every method places each job on nodes: it starts
+at the earliest slot from which it has a valid placement, and the
+``placement`` rule (:data:`heuristics.placement.PLACEMENTS`) picks the node.
 """
 
 from __future__ import annotations
@@ -16,19 +20,33 @@ import numpy as np
 from instances import Instance, Result
 
 from ._core import check_reservation, finish, first_fits_now, job_arrays, serial_starts
+from .placement import check_placement, new_place, node_fits_now, node_occupy, node_profile
 from .rules import order_by
 
 __all__ = ["list_schedule", "list_starts", "parallel_schedule", "parallel_starts"]
 
 
-def list_starts(inst: Instance, order: np.ndarray, reservation: str = "curve") -> np.ndarray:
-    """Start array of the serial decoder for a job order (``-1``: not run)."""
+def list_starts(
+    inst: Instance, order: np.ndarray, reservation: str = "curve", *,
+    placement: str = "first-fit", place: np.ndarray | None = None,
+) -> np.ndarray:
+    """Start array of the serial decoder for a job order (``-1``: not run).
+
+    On an instance with nodes, the jobs are placed by the ``placement`` rule
+    and their nodes written into ``place`` (a new array, discarded, if ``None``).
+    """
     free = inst.batch_capacity(check_reservation(reservation))  # type: ignore[arg-type]
-    return serial_starts(free, order, job_arrays(inst))
+    if not inst.has_nodes:
+        check_placement(placement)
+        return serial_starts(free, order, job_arrays(inst))
+    nodes = node_profile(inst, reservation, placement)
+    return serial_starts(free, order, job_arrays(inst), nodes=nodes,
+                         place=new_place(inst) if place is None else place)
 
 
 def list_schedule(
-    inst: Instance, *, rule: str = "priority", reservation: str = "curve"
+    inst: Instance, *, rule: str = "priority", reservation: str = "curve",
+    placement: str = "first-fit",
 ) -> Result:
     """Serial list scheduling with earliest fit.
 
@@ -45,20 +63,33 @@ def list_schedule(
         Priority rule name (default ``priority``: ``w`` descending).
     reservation
         ``curve`` (method ``list``) or ``peak`` (method ``list-peak``).
+    placement
+        On nodes: ``first-fit`` (default), ``best-fit`` or ``frag``.
     """
     t0 = time.perf_counter()
-    start = list_starts(inst, order_by(inst, rule), reservation)
+    place = new_place(inst) if inst.has_nodes else None
+    start = list_starts(inst, order_by(inst, rule), reservation, placement=placement, place=place)
     name = "list" if reservation == "curve" else "list-peak"
+    params = {"rule": rule} if not inst.has_nodes else {"rule": rule, "placement": placement}
     return finish(
-        inst, name, start, reservation=reservation, started_at=t0, params={"rule": rule}
+        inst, name, start, reservation=reservation, started_at=t0, params=params, place=place,
     )
 
 
 def parallel_starts(
-    inst: Instance, order: np.ndarray, reservation: str = "curve"
+    inst: Instance, order: np.ndarray, reservation: str = "curve", *,
+    placement: str = "first-fit", place: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Start array of the parallel (time-stepping) scheme for a job order."""
+    """Start array of the parallel (time-stepping) scheme for a job order.
+
+    On an instance with nodes, a job starts at ``t`` when it has a valid
+    placement from ``t``, chosen by the ``placement`` rule and written into
+    ``place``.
+    """
     free = inst.batch_capacity(check_reservation(reservation))  # type: ignore[arg-type]
+    check_placement(placement)
+    if inst.has_nodes:
+        return _parallel_nodes(inst, free, order, reservation, placement, place)
     n, T = inst.num_jobs, inst.horizon
     gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines
     start = np.full(n, -1, dtype=np.int64)
@@ -81,8 +112,37 @@ def parallel_starts(
     return start
 
 
+def _parallel_nodes(
+    inst: Instance, free: np.ndarray, order: np.ndarray, reservation: str, placement: str,
+    place: np.ndarray | None,
+) -> np.ndarray:
+    """:func:`parallel_starts` on nodes."""
+    nodes = node_profile(inst, reservation, placement)
+    n, T = inst.num_jobs, inst.horizon
+    gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines
+    start = np.full(n, -1, dtype=np.int64)
+    order = np.asarray(order, dtype=np.int64)
+    pending = np.ones(order.size, dtype=bool)
+    o_rel, o_last = rel[order], (dl - dur)[order]
+    for t in range(T):
+        cand = order[pending & (o_rel <= t) & (o_last >= t)]
+        pos = 0
+        while pos < cand.size:
+            k, ks = node_fits_now(free, nodes, t, cand[pos:], gpus, dur)
+            if k < 0:
+                break
+            j = int(cand[pos + k])
+            node_occupy(free, nodes, j, int(gpus[j]), t, int(dur[j]), ks, place)
+            start[j] = t
+            pos += k + 1
+        if cand.size:
+            pending[start[order] >= 0] = False
+    return start
+
+
 def parallel_schedule(
-    inst: Instance, *, rule: str = "priority", reservation: str = "curve"
+    inst: Instance, *, rule: str = "priority", reservation: str = "curve",
+    placement: str = "first-fit",
 ) -> Result:
     """Parallel (time-stepping) schedule generation.
 
@@ -98,10 +158,17 @@ def parallel_schedule(
         Priority rule name (default ``priority``).
     reservation
         ``curve`` (default) or ``peak``.
+    placement
+        On nodes: ``first-fit`` (default), ``best-fit`` or ``frag``.
     """
     t0 = time.perf_counter()
-    start = parallel_starts(inst, order_by(inst, rule), reservation)
+    place = new_place(inst) if inst.has_nodes else None
+    start = parallel_starts(inst, order_by(inst, rule), reservation, placement=placement,
+                            place=place)
+    params = {"rule": rule, "reservation": reservation}
+    if inst.has_nodes:
+        params["placement"] = placement
     return finish(
-        inst, "parallel", start, reservation=reservation, started_at=t0,
-        params={"rule": rule, "reservation": reservation},
+        inst, "parallel", start, reservation=reservation, started_at=t0, params=params,
+        place=place,
     )

@@ -4,6 +4,10 @@ Both explore priority lists and decode each with the serial scheme of
 :func:`heuristics._core.serial_starts` (earliest fit, ``curve`` reservation by
 default). Both are deterministic for a given ``seed`` as long as their count
 budget (``passes``, ``iterations``) ends the run before ``time_limit`` does.
+
+On an instance with nodes the decoder places each job on nodes by the
+``placement`` rule (:data:`heuristics.placement.PLACEMENTS`), and the best
+order's placement is written into ``place`` when the caller passes one.
 """
 
 from __future__ import annotations
@@ -16,9 +20,13 @@ import numpy as np
 from instances import Instance, Result
 
 from ._core import check_reservation, finish, hinted_fit, job_arrays, serial_starts, start_value
+from .placement import NodeProfile, check_placement, new_place, node_profile
 from .rules import RULES, order_by
 
-__all__ = ["OrderSearch", "local_search", "local_search_order", "sampling", "sampling_order"]
+__all__ = [
+    "NodeOrderSearch", "OrderSearch", "local_search", "local_search_order", "sampling",
+    "sampling_order",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +38,8 @@ def sampling_order(
     time_limit: float | None = None,
     seed: int = 0,
     reservation: str = "curve",
+    placement: str = "first-fit",
+    place: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Best ``(order, start, passes_done)`` of multi-pass biased random sampling.
 
@@ -38,11 +48,17 @@ def sampling_order(
     ``sigma`` log-uniform in ``[0.02, 2]``, and sorts the jobs by
     ``rank_rule(j) / n + sigma * u_j`` with ``u_j`` uniform in ``[0, 1)``:
     orders stay close to the rule, more or less so from pass to pass.
+
+    On an instance with nodes, jobs are placed by ``placement`` and the best
+    pass's placement is copied into ``place`` when given.
     """
     if passes < 1:
         raise ValueError(f"passes: must be >= 1, got {passes}")
     t0 = time.perf_counter()
     cap = inst.batch_capacity(check_reservation(reservation))  # type: ignore[arg-type]
+    check_placement(placement)
+    nodes = node_profile(inst, reservation, placement) if inst.has_nodes else None
+    best_place = scratch = new_place(inst) if nodes is not None else None
     jobs = job_arrays(inst)
     n = inst.num_jobs
     rng = np.random.default_rng(seed)
@@ -62,12 +78,21 @@ def sampling_order(
         else:
             sigma = float(np.exp(rng.uniform(np.log(0.02), np.log(2.0))))
             order = np.argsort(ranks[k % len(ranks)] + sigma * rng.random(n), kind="stable")
-        start = serial_starts(cap.copy(), order, jobs)
+        if nodes is None:
+            start = serial_starts(cap.copy(), order, jobs)
+        else:
+            assert scratch is not None
+            scratch.fill(-1)
+            start = serial_starts(cap.copy(), order, jobs, nodes=nodes.copy(), place=scratch)
         val = start_value(inst, start)
         done += 1
         if val > best_val:
             best_order, best_start, best_val = order, start, val
+            if scratch is not None:
+                best_place, scratch = scratch, (new_place(inst) if scratch is best_place else best_place)
     assert best_start is not None
+    if place is not None and best_place is not None:
+        place[:] = best_place
     return best_order, best_start, done
 
 
@@ -78,6 +103,7 @@ def sampling(
     time_limit: float | None = 5.0,
     seed: int = 0,
     reservation: str = "curve",
+    placement: str = "first-fit",
 ) -> Result:
     """Multi-pass randomized biased sampling of priority lists (serial decoder).
 
@@ -92,15 +118,21 @@ def sampling(
         Seed of the noise.
     reservation
         ``curve`` (default) or ``peak``.
+    placement
+        On nodes: ``first-fit`` (default), ``best-fit`` or ``frag``.
     """
     t0 = time.perf_counter()
+    place = new_place(inst) if inst.has_nodes else None
     _, start, done = sampling_order(
-        inst, passes=passes, time_limit=time_limit, seed=seed, reservation=reservation
+        inst, passes=passes, time_limit=time_limit, seed=seed, reservation=reservation,
+        placement=placement, place=place,
     )
+    params: dict[str, object] = {"passes": passes, "time_limit": time_limit, "seed": seed}
+    if inst.has_nodes:
+        params["placement"] = placement
     return finish(
-        inst, "sampling", start, reservation=reservation, started_at=t0,
-        params={"passes": passes, "time_limit": time_limit, "seed": seed},
-        message=f"{done} passes",
+        inst, "sampling", start, reservation=reservation, started_at=t0, params=params,
+        message=f"{done} passes", place=place,
     )
 
 
@@ -186,6 +218,79 @@ class OrderSearch:
         self.start, self._start = self._start, self.start
 
 
+class NodeOrderSearch:
+    """:class:`OrderSearch` on nodes: the same interface, profiles kept every ``stride`` positions.
+
+    A profile on nodes is ``K + 1`` rows of ``T`` slots, too large to keep
+    before every list position of a large instance; snapshots every
+    ``stride`` positions (within about 64 MB) let a move at position ``i``
+    re-decode from the snapshot at or before ``i``, chunk by chunk, with the
+    compiled decoder.
+    """
+
+    MEMORY = 64 * 2**20
+    """Bytes the snapshots may take (sets ``stride``)."""
+
+    def __init__(
+        self, inst: Instance, order: np.ndarray, reservation: str = "curve",
+        placement: str = "first-fit",
+    ) -> None:
+        self.inst = inst
+        self.jobs = job_arrays(inst)
+        self.values = inst.job_values
+        self.n = inst.num_jobs
+        self.cap = inst.batch_capacity(check_reservation(reservation))  # type: ignore[arg-type]
+        self.nodes0 = node_profile(inst, reservation, placement)
+        per = (inst.num_nodes + 3) * inst.horizon * 8
+        self.stride = max(1, -(-(self.n + 1) * per // self.MEMORY))
+        self.order = np.array(order, dtype=np.int64)
+        self.start = np.full(self.n, -1, dtype=np.int64)
+        self.place = new_place(inst)
+        self.snaps: list[tuple[np.ndarray, NodeProfile]] = []
+        self._value = self._decode(self.order, 0, self.start, self.place, self.snaps)
+        self._tried: tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[np.ndarray, NodeProfile]], float] = (
+            self.order, self.start, self.place, self.snaps, self._value)
+
+    def _decode(
+        self, order: np.ndarray, b: int, start: np.ndarray, place: np.ndarray,
+        snaps: list[tuple[np.ndarray, NodeProfile]],
+    ) -> float:
+        """Decode ``order`` from snapshot ``b`` on (``snaps[b:]`` replaced); returns the value."""
+        if b == 0:
+            free, nodes = self.cap.copy(), self.nodes0.copy()
+        else:
+            free, nodes = self.snaps[b][0].copy(), self.snaps[b][1].copy()
+        del snaps[b:]
+        tail = order[b * self.stride :]
+        start[tail] = -1
+        place[tail] = -1
+        for c in range(b * self.stride, self.n, self.stride):
+            snaps.append((free.copy(), nodes.copy()))
+            serial_starts(free, order[c : c + self.stride], self.jobs, start, nodes=nodes,
+                          place=place)
+        if not snaps:
+            snaps.append((free.copy(), nodes.copy()))
+        return float(self.values[start >= 0].sum())
+
+    @property
+    def value(self) -> float:
+        """Value of the current order's schedule."""
+        return self._value
+
+    def try_order(self, order: np.ndarray, i: int, k: int) -> float:
+        """Decode ``order``, equal to the current one before position ``i``; :meth:`commit` keeps it."""
+        b = i // self.stride
+        start, place = self.start.copy(), self.place.copy()
+        snaps = list(self.snaps[:b])
+        value = self._decode(order, b, start, place, snaps)
+        self._tried = (order, start, place, snaps, value)
+        return value
+
+    def commit(self) -> None:
+        """Make the last tried order the current one."""
+        self.order, self.start, self.place, self.snaps, self._value = self._tried
+
+
 def local_search_order(
     inst: Instance,
     order: np.ndarray,
@@ -194,6 +299,8 @@ def local_search_order(
     time_limit: float | None = None,
     seed: int = 0,
     reservation: str = "curve",
+    placement: str = "first-fit",
+    place: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Improve a job order by insert and swap moves; returns ``(order, start, moves)``.
 
@@ -202,15 +309,26 @@ def local_search_order(
     the job at ``k`` to ``i`` (insert) or swaps the two (swap), with equal
     probability. The new order is decoded from position ``i`` on and kept if
     its value is not lower (equal values are accepted, to cross plateaus).
+
+    On an instance with nodes, jobs are placed by ``placement``
+    (:class:`NodeOrderSearch`) and the final placement is copied into
+    ``place`` when given.
     """
     if iterations < 0:
         raise ValueError(f"iterations: must be >= 0, got {iterations}")
+    check_placement(placement)
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
-    st = OrderSearch(inst, order, reservation)
+    st: OrderSearch | NodeOrderSearch
+    if inst.has_nodes:
+        st = NodeOrderSearch(inst, order, reservation, placement)
+    else:
+        st = OrderSearch(inst, order, reservation)
     n = inst.num_jobs
     done = 0
     if n < 2:
+        if place is not None and isinstance(st, NodeOrderSearch):
+            place[:] = st.place
         return st.order, st.start, 0
     for _ in range(iterations):
         if time_limit is not None and time.perf_counter() - t0 >= time_limit:
@@ -233,6 +351,8 @@ def local_search_order(
         if st.try_order(new, i, k) >= st.value - 1e-9:
             st.commit()
     logger.debug("local search: %d moves, value %.6g", done, st.value)
+    if place is not None and isinstance(st, NodeOrderSearch):
+        place[:] = st.place
     return st.order, st.start, done
 
 
@@ -245,6 +365,7 @@ def local_search(
     rule: str = "priority",
     passes: int = 0,
     reservation: str = "curve",
+    placement: str = "first-fit",
 ) -> Result:
     """Local search over the priority list with the serial decoder.
 
@@ -267,21 +388,28 @@ def local_search(
         Sampling passes for the starting order (default 0: just ``rule``).
     reservation
         ``curve`` (default) or ``peak``.
+    placement
+        On nodes: ``first-fit`` (default), ``best-fit`` or ``frag``.
     """
     t0 = time.perf_counter()
     if passes > 0:
         order, _, _ = sampling_order(
-            inst, passes=passes, time_limit=time_limit, seed=seed, reservation=reservation
+            inst, passes=passes, time_limit=time_limit, seed=seed, reservation=reservation,
+            placement=placement,
         )
     else:
         order = order_by(inst, rule)
     left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))
+    place = new_place(inst) if inst.has_nodes else None
     _, start, moves = local_search_order(
-        inst, order, iterations=iterations, time_limit=left, seed=seed, reservation=reservation
+        inst, order, iterations=iterations, time_limit=left, seed=seed, reservation=reservation,
+        placement=placement, place=place,
     )
+    params: dict[str, object] = {"iterations": iterations, "time_limit": time_limit,
+                                 "seed": seed, "rule": rule, "passes": passes}
+    if inst.has_nodes:
+        params["placement"] = placement
     return finish(
-        inst, "local-search", start, reservation=reservation, started_at=t0,
-        params={"iterations": iterations, "time_limit": time_limit, "seed": seed,
-                "rule": rule, "passes": passes},
-        message=f"{moves} moves",
+        inst, "local-search", start, reservation=reservation, started_at=t0, params=params,
+        message=f"{moves} moves", place=place,
     )

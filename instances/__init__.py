@@ -18,7 +18,8 @@ from .io import (
     schedule_from_dict,
     schema,
 )
-from .model import JOB_KINDS, Instance, Job, Service
+from .model import JOB_KINDS, Instance, Job, Node, Service
+from .nodes import openb_node_mix, price_of_topology, with_nodes
 from .result import Result, Status
 from .scenario import (
     Scenario,
@@ -30,6 +31,7 @@ from .scenario import (
     trace_scenario,
 )
 from .schedule import Schedule
+from .traces import from_trace
 
 __all__ = [
     "FAMILIES",
@@ -38,6 +40,7 @@ __all__ = [
     "Instance",
     "Job",
     "Metrics",
+    "Node",
     "Result",
     "Scenario",
     "Schedule",
@@ -46,6 +49,7 @@ __all__ = [
     "actual_instance",
     "dumps",
     "evaluate",
+    "from_trace",
     "gain",
     "gap",
     "generate",
@@ -54,6 +58,8 @@ __all__ = [
     "load",
     "load_scenario",
     "load_schedule",
+    "openb_node_mix",
+    "price_of_topology",
     "save",
     "save_scenario",
     "save_schedule",
@@ -62,4 +68,5 @@ __all__ = [
     "schedule_from_dict",
     "schema",
     "trace_scenario",
+    "with_nodes",
 ]

@@ -3,6 +3,10 @@
 This module is deliberately plain: loops over jobs and slots that a reader can
 verify by eye. Nothing here is shared with the solvers, so a bug in a fast
 heuristic or in the MILP cannot hide behind the same bug in the checker.
+
+On an instance with nodes (PROBLEM.md section 8) it also checks each started
+job's placement, the batch GPUs on every node in every slot, and computes the
+fragmentation metric (``docs/nodes.md``).
 """
 
 from __future__ import annotations
@@ -64,6 +68,11 @@ class Metrics:
         The terms of the utilization ratio.
     reservation
         The reservation policy ``reserved_idle`` was computed for.
+    fragmentation
+        Free GPU-slots stranded by the node split (``docs/nodes.md``): at
+        each slot where the pool as a whole has room for the smallest pending
+        job, the free GPUs of the nodes on which no pending job fits. Always
+        0 on a flat pool.
     """
 
     value: float
@@ -77,6 +86,7 @@ class Metrics:
     batch_gpu_slots: int
     capacity_gpu_slots: int
     reservation: str
+    fragmentation: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The metrics as a plain ``dict``."""
@@ -99,7 +109,8 @@ def evaluate(
         Reservation policy used for ``reserved_idle`` (``"peak"`` or ``"curve"``).
     enforce_reservation
         Also require batch usage to stay within the capacity that the
-        reservation leaves (under ``"peak"``, ``G - sum_s max_t d_s[t]``).
+        reservation leaves (under ``"peak"``, ``G - sum_s max_t d_s[t]``; on
+        nodes, each node's GPUs less what the peak reservation withholds there).
 
     Returns
     -------
@@ -110,8 +121,10 @@ def evaluate(
     ------
     InfeasibleScheduleError
         Naming the first violated constraint: an unknown job, a start before
-        release, an end after deadline or horizon, or the first slot where the
-        pool is over capacity (with the job that starts the overload).
+        release, an end after deadline or horizon, a missing or invalid
+        placement (instance with nodes; job and reason named), the first slot
+        where the pool is over capacity, or the first slot and node over the
+        node's capacity (with the job that starts the overload).
     """
     if reservation not in ("peak", "curve"):
         raise ValueError(f"reservation: must be 'peak' or 'curve', got {reservation!r}")
@@ -137,6 +150,16 @@ def evaluate(
                 f"job {name!r} ends at slot {s + job.duration}, after its {what} {end_by}",
                 job=name, slot=s + job.duration, amount=s + job.duration - end_by,
             )
+
+    placed: dict[str, dict[str, int]] = {}
+    if inst.nodes is not None:
+        placed = _check_placements(inst, schedule)
+    elif any(c > 0 for name in schedule.starts for c in schedule.placement.get(name, {}).values()):
+        name = next(n for n in schedule.starts if any(schedule.placement.get(n, {}).values()))
+        raise InfeasibleScheduleError(
+            f"job {name!r}: placement names a node, but instance {inst.name!r} has no nodes",
+            job=name,
+        )
 
     inference = [sum(svc.demand[t] for svc in inst.services) for t in range(T)]
     peaks = sum(max(svc.demand) for svc in inst.services) if inst.services else 0
@@ -166,6 +189,14 @@ def evaluate(
                 f"job {first_job_at[t]!r} overloads it)",
                 job=first_job_at[t], slot=t, amount=over,
             )
+    fragmentation = 0
+    if inst.nodes is not None:
+        withheld = _peak_withheld(inst, peaks)
+        node_limit = {n.name: n.gpus for n in inst.nodes}
+        if enforce_reservation and reservation == "peak":
+            node_limit = {n.name: n.gpus - withheld[n.name] for n in inst.nodes}
+        on_node = _check_nodes(inst, schedule, placed, node_limit, enforce_reservation)
+        fragmentation = _fragmentation(inst, schedule, on_node, inference)
 
     value = 0.0
     wait_num = 0.0
@@ -192,7 +223,173 @@ def evaluate(
         batch_gpu_slots=batch_slots,
         capacity_gpu_slots=G * T,
         reservation=reservation,
+        fragmentation=fragmentation,
     )
+
+
+def _check_placements(inst: Instance, schedule: Schedule) -> dict[str, dict[str, int]]:
+    """Each started job's placement without its counts of 0, checked valid.
+
+    Valid (PROBLEM.md section 8): counts on nodes of the instance summing to
+    ``g_j``, each at most the node's GPUs; on one node, or, for a job larger
+    than the largest node, on whole nodes only.
+    """
+    assert inst.nodes is not None
+    size = {n.name: n.gpus for n in inst.nodes}
+    largest = max(size.values())
+    gpus = {j.name: j.gpus for j in inst.jobs}
+    out: dict[str, dict[str, int]] = {}
+    for name in schedule.starts:
+        g = gpus[name]
+        if name not in schedule.placement:
+            raise InfeasibleScheduleError(
+                f"job {name!r} has no placement (instance {inst.name!r} has nodes)", job=name
+            )
+        counts = {node: c for node, c in schedule.placement[name].items() if c > 0}
+        for node, c in counts.items():
+            if node not in size:
+                raise InfeasibleScheduleError(
+                    f"job {name!r}: placement names node {node!r}, which instance "
+                    f"{inst.name!r} does not have", job=name,
+                )
+            if c > size[node]:
+                raise InfeasibleScheduleError(
+                    f"job {name!r}: placement puts {c} GPUs on node {node!r}, which has "
+                    f"{size[node]}", job=name, amount=c - size[node],
+                )
+        held = sum(counts.values())
+        if held != g:
+            raise InfeasibleScheduleError(
+                f"job {name!r}: placement holds {held} GPUs, the job needs {g}",
+                job=name, amount=abs(held - g),
+            )
+        if g <= largest and len(counts) > 1:
+            raise InfeasibleScheduleError(
+                f"job {name!r} ({g} GPUs, no more than the largest node's {largest}) is split "
+                f"across nodes {', '.join(repr(n) for n in counts)}: it must run on one node",
+                job=name,
+            )
+        if len(counts) > 1:
+            for node, c in counts.items():
+                if c != size[node]:
+                    raise InfeasibleScheduleError(
+                        f"job {name!r} ({g} GPUs, more than the largest node's {largest}) "
+                        f"must take whole nodes, but holds {c} of node {node!r}'s {size[node]}",
+                        job=name, amount=size[node] - c,
+                    )
+        out[name] = counts
+    return out
+
+
+def _peak_withheld(inst: Instance, peaks: int) -> dict[str, int]:
+    """GPUs of each node the peak reservation withholds: ``P = min(G, peaks)`` from the end.
+
+    The last node in full, then the one before, the remainder from the node
+    where ``P`` runs out (PROBLEM.md section 8).
+    """
+    assert inst.nodes is not None
+    left = min(inst.num_gpus, peaks)
+    withheld = {}
+    for node in reversed(inst.nodes):
+        withheld[node.name] = min(left, node.gpus)
+        left -= withheld[node.name]
+    return withheld
+
+
+def _check_nodes(
+    inst: Instance, schedule: Schedule, placed: dict[str, dict[str, int]],
+    limit: dict[str, int], enforce_reservation: bool,
+) -> dict[str, list[int]]:
+    """Batch GPUs on each node in each slot, checked against the node's ``limit``."""
+    assert inst.nodes is not None
+    T = inst.horizon
+    duration = {j.name: j.duration for j in inst.jobs}
+    on_node = {node.name: [0] * T for node in inst.nodes}
+    first_job_at: dict[tuple[int, str], str] = {}
+    for name, s in schedule.starts.items():
+        for where, c in placed[name].items():
+            for t in range(s, s + duration[name]):
+                on_node[where][t] += c
+                if on_node[where][t] > limit[where] and (t, where) not in first_job_at:
+                    first_job_at[(t, where)] = name
+    for t in range(T):
+        for node in inst.nodes:
+            used = on_node[node.name][t]
+            if used > limit[node.name]:
+                over = used - limit[node.name]
+                what = "capacity" if not enforce_reservation else "capacity left by the reservation"
+                job = first_job_at[(t, node.name)]
+                raise InfeasibleScheduleError(
+                    f"slot {t}, node {node.name!r}: {over} GPU(s) over the node's {what} "
+                    f"(batch {used}, limit {limit[node.name]} of {node.gpus}; job {job!r} "
+                    f"overloads it)",
+                    job=job, slot=t, amount=over,
+                )
+    return on_node
+
+
+def _fragmentation(
+    inst: Instance, schedule: Schedule, on_node: dict[str, list[int]], inference: list[int]
+) -> int:
+    """Free GPU-slots stranded by the node split (the definition is in ``docs/nodes.md``).
+
+    At slot ``t`` a job is *pending* if it is released (``r_j <= t``), has not
+    started (it starts after ``t``, or not at all) and could still start
+    (``t + p_j <= min(D_j, T)``). Inference takes free GPUs node by node, the
+    nodes with the fewest free GPUs first (ties: the later node first), as an
+    autoscaler packing replicas into the smallest holes. A node's free GPUs
+    are *usable* if some pending job fits on that node alone, or the node is
+    wholly free and the wholly free nodes together hold a pending multi-node
+    job. Fragmentation is the sum, over slots where all free GPUs together
+    hold the smallest pending job, of the free GPUs that are not usable.
+    """
+    nodes = inst.nodes
+    assert nodes is not None
+    T = inst.horizon
+    largest = max(node.gpus for node in nodes)
+    sizes = sorted({j.gpus for j in inst.jobs})
+    # pending[g][t]: pending jobs of g GPUs at slot t (a difference array, then summed)
+    pending = {g: [0] * (T + 1) for g in sizes}
+    for job in inst.jobs:
+        end_by = T if job.deadline is None else min(job.deadline, T)
+        last = end_by - job.duration  # last slot it could start at
+        if job.name in schedule.starts:
+            last = min(last, schedule.starts[job.name] - 1)
+        if last >= job.release:
+            pending[job.gpus][job.release] += 1
+            pending[job.gpus][last + 1] -= 1
+    count = dict.fromkeys(sizes, 0)
+    total = 0
+    for t in range(T):
+        smallest_one = smallest_multi = None
+        for g in sizes:
+            count[g] += pending[g][t]
+            if count[g] > 0:
+                if g <= largest and smallest_one is None:
+                    smallest_one = g
+                if g > largest and smallest_multi is None:
+                    smallest_multi = g
+        smallest = smallest_one if smallest_one is not None else smallest_multi
+        if smallest is None:
+            continue
+        free = {node.name: node.gpus - on_node[node.name][t] for node in nodes}
+        left = inference[t]
+        by_room = sorted(range(len(nodes)), key=lambda k: (free[nodes[k].name], -k))
+        for k in by_room:
+            name = nodes[k].name
+            take = min(left, free[name])
+            free[name] -= take
+            left -= take
+        if sum(free.values()) < smallest:
+            continue
+        whole = sum(node.gpus for node in nodes if free[node.name] == node.gpus)
+        for node in nodes:
+            f = free[node.name]
+            fits_one = smallest_one is not None and f >= smallest_one
+            fits_multi = smallest_multi is not None and f == node.gpus and whole >= smallest_multi
+            if f > 0 and not fits_one and not fits_multi:
+                total += f
+    return total
 
 
 def gain(method: Metrics, baseline: Metrics) -> dict[str, float | None]:

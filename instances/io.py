@@ -1,7 +1,9 @@
 """Reading and writing instance and schedule files (JSON).
 
 Formats: ``gpusched-instance/1`` and ``gpusched-schedule/1``; their JSON Schemas
-ship in ``instances/schema/``. Every problem with a file raises
+ship in ``instances/schema/``. Model version 2 adds two optional fields, an
+instance's ``nodes`` and a schedule's ``placement`` (PROBLEM.md section 8); a
+file without them is a version 1 file and is written byte for byte as before. Every problem with a file raises
 :class:`ValueError` whose message starts with the file and names the field.
 """
 
@@ -22,7 +24,7 @@ from typing import Any, TypeVar
 
 import jsonschema
 
-from .model import MAX_HORIZON, MAX_JOBS, Instance, Job, Service
+from .model import MAX_HORIZON, MAX_JOBS, Instance, Job, Node, Service
 from .schedule import Schedule
 
 T = TypeVar("T")
@@ -68,15 +70,15 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def _format_path(parts: Any) -> str:
     """``jobs[3].gpus``, ``starts["train-7"]``: the field at a JSON path."""
     out = ""
-    prev: Any = None
+    keyed = False  # under starts or placement, every key is a job or node name
     for part in parts:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif prev == "starts" or not _IDENTIFIER.fullmatch(part):
+        elif keyed or not _IDENTIFIER.fullmatch(part):
             out += f"[{json.dumps(part)}]"
         else:
             out += f".{part}" if out else part
-        prev = part
+        keyed = keyed or (out in ("starts", "placement"))
     return out or "(top level)"
 
 
@@ -212,6 +214,14 @@ def instance_from_dict(data: Any) -> Instance:
             services.append(Service(s["name"], s.get("priority", 1.0), tuple(s["demand"])))
         except ValueError as e:
             raise ValueError(_item_error("services", i, "service", s["name"], e)) from None
+    nodes = None
+    if data.get("nodes") is not None:
+        nodes = []
+        for k, n in enumerate(data["nodes"]):
+            try:
+                nodes.append(Node(n["name"], n["gpus"]))
+            except ValueError as e:
+                raise ValueError(_item_error("nodes", k, "node", n["name"], e)) from None
     job_list = []
     for i, j in enumerate(data["jobs"]):
         try:
@@ -236,11 +246,12 @@ def instance_from_dict(data: Any) -> Instance:
         jobs=tuple(job_list),
         slot_hours=data.get("slot_hours", 1.0),
         meta=dict(data.get("meta", {})),
+        nodes=None if nodes is None else tuple(nodes),
     )
 
 
 def instance_to_dict(inst: Instance) -> dict[str, Any]:
-    """The ``gpusched-instance/1`` object of an instance (field order fixed)."""
+    """The ``gpusched-instance/1`` object of an instance (field order fixed; ``nodes`` if any)."""
     out: dict[str, Any] = {
         "format": INSTANCE_FORMAT,
         "name": inst.name,
@@ -266,18 +277,27 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
     }
     if inst.meta:
         out["meta"] = dict(inst.meta)
+    if inst.nodes is not None:
+        out["nodes"] = [{"name": n.name, "gpus": n.gpus} for n in inst.nodes]
     return out
 
 
 def dumps(inst: Instance) -> str:
-    """Serialize an instance deterministically: one job or service per line."""
+    """Serialize an instance deterministically: one node, job or service per line."""
     d = instance_to_dict(inst)
-    head = {k: v for k, v in d.items() if k not in ("services", "jobs", "meta")}
+    head = {k: v for k, v in d.items() if k not in ("services", "jobs", "meta", "nodes")}
     lines = ["{"]
     for k, v in head.items():
         lines.append(f"  {json.dumps(k)}: {json.dumps(v)},")
     if "meta" in d:
         lines.append(f'  "meta": {json.dumps(d["meta"], sort_keys=True)},')
+    if "nodes" in d:
+        lines.append('  "nodes": [')
+        lines.extend(
+            f"    {json.dumps(n)}{',' if k < len(d['nodes']) - 1 else ''}"
+            for k, n in enumerate(d["nodes"])
+        )
+        lines.append("  ],")
     for key in ("services", "jobs"):
         items = d[key]
         if not items:
@@ -388,7 +408,7 @@ def schedule_from_dict(data: Any) -> Schedule:
     """
     _format_check(data, SCHEDULE_FORMAT)
     _schema_check(data, "schedule")
-    return Schedule(data["instance"], data["starts"])
+    return Schedule(data["instance"], data["starts"], data.get("placement", {}))
 
 
 def load_schedule(path: str | os.PathLike[str]) -> Schedule:

@@ -24,9 +24,11 @@ __all__ = [
     "SIZE_PARAMS",
     "Instance",
     "Job",
+    "Node",
     "Reservation",
     "Service",
     "check_size_params",
+    "subset_sums",
 ]
 
 JOB_KINDS: tuple[str, ...] = ("training", "batch_inference", "quantization", "other")
@@ -208,6 +210,52 @@ class Job:
 
 
 @dataclass(frozen=True)
+class Node:
+    """A machine of the pool holding ``gpus`` GPUs (PROBLEM.md section 8).
+
+    A batch job's GPUs share one node, or (for a job larger than the largest
+    node) take whole nodes.
+
+    Parameters
+    ----------
+    name
+        Unique name of the node.
+    gpus
+        GPUs on the node, ``>= 1``.
+    """
+
+    name: str
+    gpus: int
+
+    def __post_init__(self) -> None:
+        _check_name("node.name", self.name)
+        object.__setattr__(
+            self, "gpus", _check_int(f"node {self.name!r}.gpus", self.gpus, lo=1, hi=MAX_GPUS)
+        )
+
+
+def subset_sums(sizes: Iterable[int], limit: int) -> int:
+    """Sums ``<= limit`` of subsets of ``sizes``, as a bit set (bit ``k`` set: ``k`` is one).
+
+    Equal sizes are grouped and split in powers of two (bounded knapsack), so
+    a pool of a thousand 8-GPU nodes costs about ten shifts, not a thousand.
+    """
+    counts: dict[int, int] = {}
+    for s in sizes:
+        counts[s] = counts.get(s, 0) + 1
+    mask = (1 << (limit + 1)) - 1
+    reach = 1
+    for size, count in sorted(counts.items()):
+        k = 1
+        while count > 0:
+            take = min(k, count)
+            reach = (reach | (reach << (size * take))) & mask
+            count -= take
+            k *= 2
+    return reach
+
+
+@dataclass(frozen=True)
 class Instance:
     """A GPU pool over a horizon, shared by inference services and batch jobs.
 
@@ -232,6 +280,9 @@ class Instance:
     meta
         Free-form provenance (family, seed, generator parameters); not part
         of the model and ignored by equality.
+    nodes
+        The nodes the GPUs sit on (PROBLEM.md section 8), their GPUs summing
+        to ``num_gpus``; ``None`` (the default) for one flat pool.
 
     Raises
     ------
@@ -246,6 +297,7 @@ class Instance:
     jobs: tuple[Job, ...] = ()
     slot_hours: float = 1.0
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    nodes: tuple[Node, ...] | None = None
 
     def __post_init__(self) -> None:
         _check_name("name", self.name)
@@ -304,7 +356,37 @@ class Instance:
                 raise ValueError(
                     f"jobs[{i}].deadline: must be <= horizon ({T}), got {j.deadline}"
                 )
+        if self.nodes is not None:
+            self._check_nodes()
         self._check_values_finite()
+
+    def _check_nodes(self) -> None:
+        """Node names unique, GPUs summing to ``num_gpus``, every job with a valid placement."""
+        if isinstance(self.nodes, (str, bytes, Mapping)) or not isinstance(self.nodes, Iterable):
+            raise ValueError(f"nodes: must be a list of nodes, got {self.nodes!r}")
+        nodes = tuple(self.nodes)
+        object.__setattr__(self, "nodes", nodes)
+        seen: set[str] = set()
+        for k, node in enumerate(nodes):
+            if not isinstance(node, Node):
+                raise ValueError(f"nodes[{k}]: must be a Node, got {type(node).__name__}")
+            if node.name in seen:
+                raise ValueError(f"nodes[{k}].name: duplicate node name {node.name!r}")
+            seen.add(node.name)
+        total = sum(node.gpus for node in nodes)
+        if total != self.num_gpus:
+            raise ValueError(
+                f"nodes: the nodes' GPUs sum to {total}, must equal num_gpus ({self.num_gpus})"
+            )
+        largest = max(node.gpus for node in nodes)
+        sums = subset_sums((node.gpus for node in nodes), self.num_gpus)
+        for i, j in enumerate(self.jobs):
+            if j.gpus > largest and not (sums >> j.gpus) & 1:
+                raise ValueError(
+                    f"jobs[{i}].gpus: job {j.name!r} has no valid placement on the nodes: "
+                    f"{j.gpus} GPUs is more than the largest node ({largest}) and no set of "
+                    f"whole nodes has exactly {j.gpus} GPUs"
+                )
 
     def _check_values_finite(self) -> None:
         """Refuse priorities so large that a value or the total value overflows to infinity."""
@@ -382,6 +464,83 @@ class Instance:
         """Number of batch jobs."""
         return len(self.jobs)
 
+    # ------------------------------------------------------------------- nodes
+    @property
+    def has_nodes(self) -> bool:
+        """Whether the instance lists its nodes (else it is one flat pool)."""
+        return self.nodes is not None
+
+    @property
+    def num_nodes(self) -> int:
+        """Number of nodes (0 for a flat pool)."""
+        return 0 if self.nodes is None else len(self.nodes)
+
+    @cached_property
+    def node_gpus(self) -> np.ndarray:
+        """GPUs per node in list order, int64, read-only (empty for a flat pool)."""
+        return _readonly([n.gpus for n in self.nodes or ()], np.int64)
+
+    @cached_property
+    def node_index(self) -> Mapping[str, int]:
+        """Map from node name to its position in :attr:`nodes`."""
+        return {n.name: k for k, n in enumerate(self.nodes or ())}
+
+    @cached_property
+    def multi_node(self) -> np.ndarray:
+        """Per job, whether it is larger than the largest node (so takes whole nodes), read-only."""
+        largest = int(self.node_gpus.max()) if self.nodes else self.num_gpus
+        return _readonly(self.gpus > largest, np.bool_)
+
+    @cached_property
+    def max_span(self) -> int:
+        """At least the number of nodes of any valid placement (1 without multi-node jobs).
+
+        For a job larger than the largest node, the count of the smallest
+        nodes whose GPUs sum to at most ``g_j``: no set of whole nodes
+        summing to ``g_j`` has more members.
+        """
+        if not self.nodes or not self.multi_node.any():
+            return 1
+        cum = np.cumsum(np.sort(self.node_gpus))
+        g = int(self.gpus[self.multi_node].max())
+        return max(1, int(np.searchsorted(cum, g, side="right")))
+
+    def node_withheld(self, reservation: Reservation = "peak") -> np.ndarray:
+        """GPUs of each node withheld for inference for the whole horizon.
+
+        Under ``peak``, ``P = min(G, sum_s max_t d_s[t])`` GPUs are taken from
+        the end of the node list: the last node in full, then the one before,
+        the remainder from the node where ``P`` runs out (PROBLEM.md section 8).
+        Under ``curve`` nothing is withheld (inference takes any free GPU).
+
+        Returns
+        -------
+        numpy.ndarray
+            A new int64 array of length ``num_nodes``.
+        """
+        out = np.zeros(self.num_nodes, dtype=np.int64)
+        if reservation == "curve":
+            return out
+        if reservation != "peak":
+            raise ValueError(f"reservation: must be 'peak' or 'curve', got {reservation!r}")
+        left = min(self.num_gpus, int(self.demand.max(axis=1).sum()) if self.services else 0)
+        for k in range(self.num_nodes - 1, -1, -1):
+            out[k] = min(left, int(self.node_gpus[k]))
+            left -= int(out[k])
+        return out
+
+    def node_capacity(self, reservation: Reservation = "curve") -> np.ndarray:
+        """GPUs of each node left for batch work under a reservation (see :meth:`node_withheld`).
+
+        Returns
+        -------
+        numpy.ndarray
+            A new writable int64 array of length ``num_nodes``: each node's
+            GPUs, less what ``peak`` withholds. Batch work must also respect
+            the pool's :meth:`batch_capacity` in every slot.
+        """
+        return self.node_gpus - self.node_withheld(reservation)
+
     def batch_capacity(self, reservation: Reservation = "curve") -> np.ndarray:
         """GPUs left for batch work in each slot under a reservation policy.
 
@@ -409,7 +568,8 @@ class Instance:
 
     def summary(self) -> str:
         """One line describing the instance's size."""
+        where = "" if self.nodes is None else f" on {len(self.nodes)} nodes"
         return (
-            f"{self.name}: {self.num_gpus} GPUs, {self.horizon} slots x "
+            f"{self.name}: {self.num_gpus} GPUs{where}, {self.horizon} slots x "
             f"{self.slot_hours:g} h, {len(self.services)} services, {self.num_jobs} jobs"
         )

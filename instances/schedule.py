@@ -1,4 +1,4 @@
-"""Schedules: which batch jobs run, and from which slot."""
+"""Schedules: which batch jobs run, from which slot, and (on nodes) where."""
 
 from __future__ import annotations
 
@@ -10,9 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from .model import MAX_HORIZON
+from .model import MAX_GPUS, MAX_HORIZON
 
 __all__ = ["Schedule"]
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
 @dataclass(frozen=True)
@@ -25,17 +29,23 @@ class Schedule:
         Name of the instance the schedule is for.
     starts
         Map from job name to its start slot (an ``int``).
+    placement
+        For an instance with nodes: map from job name to a map from node name
+        to the GPUs the job holds there (PROBLEM.md section 8). Empty (the
+        default) for a flat pool.
 
     Raises
     ------
     ValueError
-        If a job name is not a non-empty string or a start is not an integer
-        slot in ``[0, MAX_HORIZON)`` (no instance has a later slot).
+        If a job or node name is not a non-empty string, a start is not an
+        integer slot in ``[0, MAX_HORIZON)`` (no instance has a later slot),
+        or a GPU count of a placement is not an integer in ``[0, MAX_GPUS]``.
         Whether the schedule is *feasible* is :func:`instances.evaluate`'s job.
     """
 
     instance: str
     starts: Mapping[str, int] = field(default_factory=dict)
+    placement: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.instance, str):
@@ -47,34 +57,70 @@ class Schedule:
             if not isinstance(name, str) or not name:
                 raise ValueError(f"starts: job names must be non-empty strings, got {name!r}")
             where = f"starts[{json.dumps(name)}]"
-            if not isinstance(s, (int, np.integer)) or isinstance(s, (bool, np.bool_)):
+            if not _is_int(s):
                 raise ValueError(f"{where}: must be an integer slot, got {s!r}")
             if not 0 <= s < MAX_HORIZON:
                 raise ValueError(f"{where}: must be a slot in [0, {MAX_HORIZON}), got {s}")
             clean[name] = int(s)
         object.__setattr__(self, "starts", MappingProxyType(clean))
+        if not isinstance(self.placement, Mapping):
+            raise ValueError(
+                f"placement: must be a mapping of job name to node counts, got {self.placement!r}"
+            )
+        place: dict[str, Mapping[str, int]] = {}
+        for name, counts in self.placement.items():
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"placement: job names must be non-empty strings, got {name!r}")
+            where = f"placement[{json.dumps(name)}]"
+            if not isinstance(counts, Mapping):
+                raise ValueError(f"{where}: must be a mapping of node name to GPUs, got {counts!r}")
+            row: dict[str, int] = {}
+            for node, c in counts.items():
+                if not isinstance(node, str) or not node:
+                    raise ValueError(f"{where}: node names must be non-empty strings, got {node!r}")
+                if not _is_int(c) or not 0 <= c <= MAX_GPUS:
+                    raise ValueError(
+                        f"{where}[{json.dumps(node)}]: must be an integer number of GPUs "
+                        f"in [0, {MAX_GPUS}], got {c!r}"
+                    )
+                row[node] = int(c)
+            place[name] = MappingProxyType(row)
+        object.__setattr__(self, "placement", MappingProxyType(place))
+
+    def _placement_items(self) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
+        return tuple(sorted((j, tuple(sorted(c.items()))) for j, c in self.placement.items()))
 
     def __hash__(self) -> int:
-        return hash((self.instance, tuple(sorted(self.starts.items()))))
+        return hash((self.instance, tuple(sorted(self.starts.items())), self._placement_items()))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Schedule):
             return NotImplemented
-        return self.instance == other.instance and dict(self.starts) == dict(other.starts)
+        return (
+            self.instance == other.instance
+            and dict(self.starts) == dict(other.starts)
+            and self._placement_items() == other._placement_items()
+        )
 
     def __len__(self) -> int:
         return len(self.starts)
 
     @classmethod
-    def from_array(cls, inst: Any, start: np.ndarray) -> Schedule:
+    def from_array(cls, inst: Any, start: np.ndarray, place: np.ndarray | None = None) -> Schedule:
         """Build a schedule from a per-job start array (``-1`` means not run).
 
         Parameters
         ----------
         inst
-            The :class:`~instances.Instance` whose job order the array follows.
+            The :class:`~instances.Instance` whose job order the arrays follow.
         start
             Integer array of length ``num_jobs``.
+        place
+            For an instance with nodes, the placement array of
+            :meth:`to_placement_array`: row ``j`` holds the positions of the
+            nodes job ``j`` runs on, padded with ``-1``. One node: the job
+            holds its ``g_j`` GPUs there; several: it holds each in full.
+            Rows of jobs not run are ignored.
         """
         start = np.asarray(start)
         if start.shape != (inst.num_jobs,):
@@ -82,7 +128,21 @@ class Schedule:
                 f"start: must have shape ({inst.num_jobs},), got {start.shape}"
             )
         run = np.flatnonzero(start >= 0)
-        return cls(inst.name, {inst.jobs[i].name: int(start[i]) for i in run})
+        starts = {inst.jobs[i].name: int(start[i]) for i in run}
+        if place is None:
+            return cls(inst.name, starts)
+        place = np.asarray(place)
+        if place.ndim != 2 or place.shape[0] != inst.num_jobs:
+            raise ValueError(f"place: must have shape ({inst.num_jobs}, width), got {place.shape}")
+        nodes = inst.nodes or ()
+        placement: dict[str, dict[str, int]] = {}
+        for i in run.tolist():
+            ks = [int(k) for k in place[i] if k >= 0]
+            if len(ks) == 1:
+                placement[inst.jobs[i].name] = {nodes[ks[0]].name: int(inst.jobs[i].gpus)}
+            elif ks:
+                placement[inst.jobs[i].name] = {nodes[k].name: nodes[k].gpus for k in ks}
+        return cls(inst.name, starts, placement)
 
     def to_array(self, inst: Any) -> np.ndarray:
         """Per-job start array in the instance's job order (``-1``: not run).
@@ -90,7 +150,8 @@ class Schedule:
         Raises
         ------
         ValueError
-            If the schedule names a job the instance does not have.
+            If the schedule names a job the instance does not have (in
+            ``starts`` or in ``placement``).
         """
         out = np.full(inst.num_jobs, -1, dtype=np.int64)
         index = inst.job_index
@@ -100,8 +161,54 @@ class Schedule:
                     f"starts[{json.dumps(name)}]: no job of that name in instance {inst.name!r}"
                 )
             out[index[name]] = s
+        for name in self.placement:
+            if name not in index:
+                raise ValueError(
+                    f"placement[{json.dumps(name)}]: no job of that name in instance {inst.name!r}"
+                )
+        return out
+
+    def to_placement_array(self, inst: Any) -> np.ndarray:
+        """The placement as an array: row ``j`` lists job ``j``'s node positions, ``-1`` padded.
+
+        Shape ``(num_jobs, inst.max_span)``, int64, each row's positions in
+        ascending order, counts of 0 left out. Rows of jobs without a
+        placement are all ``-1``. Validity (counts summing to ``g_j``, whole
+        nodes) is :func:`instances.evaluate`'s job.
+
+        Raises
+        ------
+        ValueError
+            For a job or a node the instance does not have, or a job on more
+            nodes than any valid placement uses.
+        """
+        width = inst.max_span
+        out = np.full((inst.num_jobs, width), -1, dtype=np.int64)
+        jobs, nodes = inst.job_index, inst.node_index
+        for name, counts in self.placement.items():
+            where = f"placement[{json.dumps(name)}]"
+            if name not in jobs:
+                raise ValueError(f"{where}: no job of that name in instance {inst.name!r}")
+            ks = []
+            for node, c in counts.items():
+                if node not in nodes:
+                    raise ValueError(
+                        f"{where}[{json.dumps(node)}]: no node of that name in instance {inst.name!r}"
+                    )
+                if c > 0:
+                    ks.append(nodes[node])
+            if len(ks) > width:
+                raise ValueError(
+                    f"{where}: {len(ks)} nodes, more than any valid placement uses ({width})"
+                )
+            out[jobs[name], : len(ks)] = sorted(ks)
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``gpusched-schedule/1`` JSON object."""
-        return {"format": "gpusched-schedule/1", "instance": self.instance, "starts": dict(self.starts)}
+        """The ``gpusched-schedule/1`` JSON object (``placement`` only when there is one)."""
+        out: dict[str, Any] = {
+            "format": "gpusched-schedule/1", "instance": self.instance, "starts": dict(self.starts),
+        }
+        if self.placement:
+            out["placement"] = {j: dict(c) for j, c in self.placement.items()}
+        return out

@@ -1,0 +1,102 @@
+"""The ``import`` subcommand: a trace file as an instance file (PROBLEM.md section 9)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+from typing import Any
+
+import instances
+from instances.traces import FORMATS, REASONS
+
+logger = logging.getLogger(__name__)
+
+
+def register(sub: Any) -> None:
+    """Add ``import`` to ``sub`` (an argparse subparsers object)."""
+    p = sub.add_parser(
+        "import", help="import a window of a trace file (swf, openb, philly, helios, pai)",
+        description="Import one window of a cluster trace as an instance file; "
+        "the rules are in docs/traces.md.",
+    )
+    p.add_argument("format", help=f"trace format: {', '.join(FORMATS)}")
+    p.add_argument("path", help="trace file ('openb:default' for the shipped openb pods)")
+    p.add_argument("-o", "--output", help="instance file to write (default: standard output)")
+    p.add_argument("--start", default=None,
+                   help="window start in trace seconds (default: the earliest submit)")
+    p.add_argument("--hours", type=float, default=24.0, help="window length (default 24)")
+    p.add_argument("--slot-minutes", type=float, default=60.0, help="slot length (default 60)")
+    p.add_argument("--num-gpus", type=int, default=None,
+                   help="pool size (with --nodes: the part of the node list taken)")
+    p.add_argument("--nodes", default=None,
+                   help="node list, an openb node CSV ('openb:nodes' for the shipped one)")
+    p.add_argument("--priority", action="append", default=None, metavar="CLASS=WEIGHT",
+                   help="priority of a class value (qos, queue, vc, user); repeatable; "
+                   "replaces the format's default mapping")
+    p.add_argument("--service", default=None, metavar="SERIES:SHARE",
+                   help="inference curve, e.g. servegen:0.3 (peak = 30%% of the pool)")
+    p.add_argument("--max-jobs", type=int, default=None, help="keep the first N jobs in submit order")
+    p.add_argument("--skip-bad", action="store_true", help="skip malformed records and count them")
+    p.add_argument("--procs-per-gpu", type=int, default=1, help="swf: processors per GPU (default 1)")
+    p.add_argument("--tasks", default=None, help="pai: the task table (default beside the job table)")
+    p.add_argument("--json", action="store_true", help="print the import summary as one JSON line")
+    p.set_defaults(func=cmd_import)
+
+
+def _start(raw: str | None) -> float | str | None:
+    if raw is None:
+        return None
+    try:
+        v = float(raw)
+    except ValueError:
+        return raw  # a date-time, checked by the importer
+    if not math.isfinite(v):
+        raise ValueError(f"--start: must be a finite number, got {raw!r}")
+    return v
+
+
+def _priorities(items: list[str] | None) -> dict[str, float] | None:
+    if items is None:
+        return None
+    out: dict[str, float] = {}
+    for item in items:
+        key, sep, raw = item.rpartition("=")
+        if not sep or not key:
+            raise ValueError(f"--priority: expected CLASS=WEIGHT, got {item!r}")
+        try:
+            w = float(raw)
+        except ValueError:
+            raise ValueError(f"--priority {key}: weight must be a number, got {raw!r}") from None
+        out[key] = w
+    return out
+
+
+def summary(meta: dict[str, Any]) -> str:
+    """One line: records read, jobs kept, skipped by reason."""
+    sk = meta["skipped"]
+    parts = ", ".join(f"{k} {sk[k]}" for k in (*REASONS, "bad"))
+    return (
+        f"{meta['format']} {meta['file']}: {meta['records']} records, kept {meta['kept']} jobs "
+        f"on {meta['num_gpus']} GPUs; skipped: {parts}"
+    )
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    inst = instances.from_trace(
+        args.format, args.path, start=_start(args.start), hours=args.hours,
+        slot_minutes=args.slot_minutes, num_gpus=args.num_gpus, nodes=args.nodes,
+        priorities=_priorities(args.priority), service=args.service, max_jobs=args.max_jobs,
+        skip_bad=args.skip_bad, procs_per_gpu=args.procs_per_gpu, tasks=args.tasks,
+    )
+    meta = dict(inst.meta["import"])
+    if args.output:
+        instances.save(inst, args.output)
+        logger.info("wrote %s", args.output)
+    else:
+        sys.stdout.write(instances.dumps(inst))
+    line = json.dumps(meta, separators=(",", ":")) if args.json else summary(meta)
+    print(line, file=sys.stderr if not args.output else sys.stdout)
+    return 0

@@ -1,0 +1,141 @@
+"""Node shapes for instances: uniform nodes, an explicit list, or the real openb node mix.
+
+:func:`with_nodes` puts an instance's GPUs on nodes (PROBLEM.md section 8);
+:func:`openb_node_mix` gives the node sizes of a pool of any size drawn from
+the real mix of the openb cluster (``instances/data/openb/``): nodes of 1, 2,
+4 and 8 GPUs.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from .model import Instance, Node
+
+__all__ = ["OPENB_NODE_FILE", "openb_node_counts", "openb_node_mix", "price_of_topology", "with_nodes"]
+
+OPENB_NODE_FILE = "data/openb/openb_node_list_gpu_node.csv"
+"""The openb node list shipped with the package (see its README for the attribution)."""
+
+
+def uniform_nodes(num_gpus: int, node_gpus: int) -> list[int]:
+    """``num_gpus // node_gpus`` nodes of ``node_gpus``, and a ragged last node of the rest."""
+    if not isinstance(node_gpus, int) or isinstance(node_gpus, bool) or node_gpus < 1:
+        raise ValueError(f"node_gpus: must be an integer >= 1 or a list of them, got {node_gpus!r}")
+    full, rest = divmod(num_gpus, node_gpus)
+    return [node_gpus] * full + ([rest] if rest else [])
+
+
+def with_nodes(inst: Instance, node_gpus: int | Sequence[int] = 8) -> Instance:
+    """The same instance with its GPUs on nodes.
+
+    Parameters
+    ----------
+    inst
+        The instance (its nodes, if any, are replaced).
+    node_gpus
+        An integer: nodes of that many GPUs, in list order, and when
+        ``num_gpus`` is not a multiple of it a last, smaller node of the rest
+        (16 GPUs in nodes of 6: ``[6, 6, 4]``). A list: the nodes' GPUs, which
+        must sum to ``num_gpus``. Nodes are named ``node-0``, ``node-1``, ...
+
+    Raises
+    ------
+    ValueError
+        For a bad ``node_gpus``, sizes not summing to ``num_gpus``, or a job
+        with no valid placement on the nodes (naming the job).
+    """
+    if isinstance(node_gpus, (int, np.integer)) and not isinstance(node_gpus, bool):
+        sizes = uniform_nodes(inst.num_gpus, int(node_gpus))
+    elif isinstance(node_gpus, Sequence) and not isinstance(node_gpus, str):
+        sizes = list(node_gpus)
+    else:
+        raise ValueError(f"node_gpus: must be an integer >= 1 or a list of them, got {node_gpus!r}")
+    nodes = []
+    for k, g in enumerate(sizes):
+        try:
+            nodes.append(Node(f"node-{k}", g))
+        except ValueError as e:
+            raise ValueError(f"node_gpus[{k}]: {e}") from None
+    meta: dict[str, Any] = {**inst.meta, "node_gpus": node_gpus if isinstance(node_gpus, int) else sizes}
+    return inst.replace(nodes=tuple(nodes), meta=meta)
+
+
+@cache
+def openb_node_counts() -> dict[int, int]:
+    """Nodes of the openb cluster by GPUs per node: ``{1: 24, 2: 518, 4: 54, 8: 617}``."""
+    text = resources.files("instances").joinpath(OPENB_NODE_FILE).read_text()
+    counts: dict[int, int] = {}
+    for row in csv.DictReader(text.splitlines()):
+        g = int(row["gpu"])
+        counts[g] = counts.get(g, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def openb_node_mix(num_gpus: int, seed: int = 0) -> list[int]:
+    """Node sizes of a pool of exactly ``num_gpus`` GPUs in the openb cluster's mix.
+
+    The rule: each node size ``k`` has the share ``c_k k / sum c k`` of the
+    cluster's GPUs; a pool of ``G`` GPUs gets ``floor(G share_k / k)`` nodes
+    of size ``k``; the GPUs left are handed out one node at a time to the
+    size with the largest remainder ``G share_k - k n_k`` among those that
+    still fit (a 1-GPU node always does). So 256 GPUs become 25 nodes of 8,
+    3 of 4, 21 of 2 and 2 of 1. The list is then in a random order drawn
+    from ``seed`` (node order matters: FIFO fills the first nodes first, the
+    peak reservation withholds the last).
+
+    Raises
+    ------
+    ValueError
+        For ``num_gpus < 1``.
+    """
+    if not isinstance(num_gpus, int) or isinstance(num_gpus, bool) or num_gpus < 1:
+        raise ValueError(f"num_gpus: must be an integer >= 1, got {num_gpus!r}")
+    counts = openb_node_counts()
+    total = sum(k * c for k, c in counts.items())
+    target = {k: num_gpus * k * c / total for k, c in counts.items()}
+    n = {k: math.floor(target[k] / k) for k in counts}
+    left = num_gpus - sum(k * n[k] for k in n)
+    while left > 0:
+        fits = [k for k in counts if k <= left]
+        k = max(fits, key=lambda k: (target[k] - k * n[k], k))
+        n[k] += 1
+        left -= k
+    sizes = [k for k in sorted(n, reverse=True) for _ in range(n[k])]
+    order = np.random.default_rng(seed).permutation(len(sizes))
+    return [sizes[i] for i in order.tolist()]
+
+
+def price_of_topology(flat: Any, on_nodes: Any) -> dict[str, float | None]:
+    """Price of topology from a flat result and a node result (PROBLEM.md section 8).
+
+    Parameters
+    ----------
+    flat, on_nodes
+        :class:`~instances.Result` of the same instance without and with its
+        nodes (exact methods give both a value and an upper bound).
+
+    Returns
+    -------
+    dict
+        ``low`` and ``high`` bracket the price ``F* - N*`` (flat optimum less
+        node optimum): from ``flat.value <= F* <= flat.upper_bound`` and
+        ``on_nodes.value <= N* <= on_nodes.upper_bound``, ``low =
+        max(0, flat.value - on_nodes.upper_bound)`` (0: the flat model is a
+        relaxation) and ``high = flat.upper_bound - on_nodes.value``.
+        ``price`` is the price when ``low == high`` (both proven optimal),
+        else ``None``. A side whose bound is missing is ``None``.
+    """
+    low = None if on_nodes.upper_bound is None else flat.value - on_nodes.upper_bound
+    high = None if flat.upper_bound is None else flat.upper_bound - on_nodes.value
+    if low is not None:
+        low = max(0.0, low)  # the flat optimum is never below the node optimum
+    price = low if low is not None and high is not None and math.isclose(low, high, abs_tol=1e-9) else None
+    return {"low": low, "high": high, "price": price}
