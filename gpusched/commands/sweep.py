@@ -63,7 +63,8 @@ def register(sub: Any) -> None:
     p.add_argument("results", help="results folder (or results.csv)")
     p.add_argument("--format", choices=TABLE_FORMATS, default="markdown",
                    help="markdown (md), latex (tex) or csv (default markdown)")
-    p.add_argument("--view", choices=("summary", "seed", "ablation"), default="summary")
+    p.add_argument("--view", choices=("summary", "seed", "ablation", "simulation"), default="summary",
+                   help="summary (default), seed, ablation, or simulation (a sweep with [scenarios])")
     p.add_argument("--baseline", default="fifo", help="method the gains are measured from")
     p.add_argument("--allocator", default="best", help="the allocator of the seed view")
     p.add_argument("--methods", default="",
@@ -181,14 +182,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_table(args: argparse.Namespace) -> int:
     from ..sweep import load_rows
-    from ..tables import view
+    from ..tables import simulation_view, view
 
     df = load_rows(args.results)
     present = sorted(set(df["method"])) if "method" in df.columns else None
-    if present is not None and args.baseline not in present:
+    if present is not None and args.baseline not in present and args.view != "simulation":
         raise ValueError(f"--baseline: no rows of method {args.baseline!r} in {args.results} "
                          f"(methods there: {', '.join(present) or 'none'})")
-    kw: dict[str, Any] = {"baseline": args.baseline}
+    kw: dict[str, Any] = {} if args.view == "simulation" else {"baseline": args.baseline}
     if args.view == "seed":
         kw["allocator"] = args.allocator
     only = tuple(m.strip() for m in args.methods.split(",") if m.strip())
@@ -197,7 +198,8 @@ def cmd_table(args: argparse.Namespace) -> int:
             raise ValueError("--methods: only the summary view takes a method list")
         kw["methods"] = kw["only"] = only
     try:
-        text = view(df, args.view, **kw).render(args.format)
+        tv = simulation_view(df) if args.view == "simulation" else view(df, args.view, **kw)
+        text = tv.render(args.format)
     except ValueError as e:  # e.g. a CSV file without the result columns
         raise ValueError(f"{args.results}: {e}") from None
     if args.output:
