@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 __all__ = ["plot_gain_vs_contention", "plot_gap_vs_contention", "plot_real"]
 
@@ -30,6 +31,19 @@ def _axes(ax: Axes | None, size: tuple[float, float] = (6.0, 3.2)) -> Axes:
         return ax
     _, new = plt.subplots(figsize=size)
     return new  # type: ignore[no-any-return]
+
+
+CONTENTION_TICKS: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
+"""Ticks of the (logarithmic) contention axis."""
+
+
+def _contention_axis(ax: Axes) -> None:
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(list(CONTENTION_TICKS)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.axvline(1.0, color="0.6", linewidth=0.8, linestyle=":")
+    ax.set_xlabel("contention: batch GPU-slots / GPU-slots inference leaves")
 
 
 def _pools(frame: pd.DataFrame) -> list[int]:
@@ -50,9 +64,7 @@ def plot_gain_vs_contention(frame: pd.DataFrame, *, ax: Axes | None = None) -> A
         ax.scatter(sub["contention"], sub["gain_best_pct"], s=18, color=colour,
                    label=f"{g} GPUs", zorder=3)
     ax.axhline(0.0, color="0.6", linewidth=0.8)
-    ax.axvline(1.0, color="0.6", linewidth=0.8, linestyle=":")
-    ax.set_xscale("log")
-    ax.set_xlabel("contention: batch GPU-slots / GPU-slots inference leaves")
+    _contention_axis(ax)
     ax.set_ylabel("best over fifo, value gain %")
     ax.legend(fontsize=8, frameon=False, title="pool", title_fontsize=8)
     return ax
@@ -70,10 +82,8 @@ def plot_gap_vs_contention(
         colour, marker = METHOD_STYLE.get(m, ("0.3", "x"))
         ax.scatter(frame["contention"], frame[col], s=18, color=colour, marker=marker,
                    label=m, zorder=3, alpha=0.85)
-    ax.axvline(1.0, color="0.6", linewidth=0.8, linestyle=":")
-    ax.set_xscale("log")
+    _contention_axis(ax)
     ax.set_ylim(bottom=min(0.0, ax.get_ylim()[0]))
-    ax.set_xlabel("contention: batch GPU-slots / GPU-slots inference leaves")
     ax.set_ylabel("gap to the bound %")
     ax.legend(fontsize=8, frameon=False)
     return ax

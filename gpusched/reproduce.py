@@ -66,6 +66,7 @@ __all__ = [
     "real_frame",
     "real_summary",
     "reproduce_real",
+    "write_real",
     "reproduce_seed",
     "seed_config",
 ]
@@ -246,7 +247,10 @@ def real_cells(
             config = make_config("openb-day", seeds, specs, family_params=fp)
             new = make_cells(config)
         except ValueError as e:
-            raise ValueError(str(e).replace("family_params.openb-day.", "pools: ")) from None
+            msg = str(e).removeprefix("family_params.openb-day.")
+            if msg.startswith("num_gpus: "):
+                msg = "pools: " + msg.removeprefix("num_gpus: ")
+            raise ValueError(msg) from None
         cells += new
         for c in new[:: len(specs)]:
             relaxed = c.instance.replace(name=f"{c.instance.name}-flat", nodes=None)
@@ -440,9 +444,6 @@ def reproduce_real(
     RealReport
         The run's summary, the per-instance frame, the table and the files written.
     """
-    from .plots import save_figure
-    from .plots_real import plot_real
-
     out = Path(out)
     if not (isinstance(time_limit, (int, float)) and time_limit >= 0):
         raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
@@ -457,10 +458,20 @@ def reproduce_real(
     extra = _lagrangian_bounds(cells, out, time_limit)
     frame = real_frame(df, cells, extra)
     table = real_summary(frame)
+    return RealReport(summary, frame, table, write_real(out, frame, table))
+
+
+def write_real(out: str | os.PathLike[str], frame: pd.DataFrame, table: pd.DataFrame) -> list[Path]:
+    """Write ``real.csv`` (the frame), ``tables/real.md`` and ``tables/real.csv`` (the
+    table) and ``plots/real-contention.{png,pdf}`` under ``out``; return the paths."""
+    from .plots import save_figure
+    from .plots_real import plot_real
+
+    out = Path(out)
     files = [out / "real.csv", out / "tables" / "real.md", out / "tables" / "real.csv"]
-    atomic_write_text(files[0], frame.to_csv(index=False))
     files[1].parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(files[0], frame.to_csv(index=False))
     atomic_write_text(files[1], table.to_markdown(index=False, floatfmt=".1f") + "\n")
     atomic_write_text(files[2], table.to_csv(index=False))
     files += save_figure(plot_real(frame)[0], out / "plots" / "real-contention")
-    return RealReport(summary, frame, table, files)
+    return files
