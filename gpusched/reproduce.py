@@ -20,6 +20,7 @@ optimum and where the allocator's gain appears.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
@@ -66,9 +67,9 @@ __all__ = [
     "real_frame",
     "real_summary",
     "reproduce_real",
-    "write_real",
     "reproduce_seed",
     "seed_config",
+    "write_real",
 ]
 
 logger = logging.getLogger(__name__)
@@ -376,7 +377,7 @@ def real_summary(frame: pd.DataFrame, bands: Sequence[float] = CONTENTION_BANDS)
     if frame.empty:
         raise ValueError("frame: no instance in the results")
     labels = [str(b) if math.isinf(b) else f"{b:g}" for b in bands]
-    names = [f"{a}-{b}" if b != "inf" else f">= {a}" for a, b in zip(labels, labels[1:])]
+    names = [f"{a}-{b}" if b != "inf" else f">= {a}" for a, b in itertools.pairwise(labels)]
     band = pd.cut(frame["contention"], list(bands), right=False, labels=names)
     backfill = [f"gap_{m}_pct" for m in REAL_BASELINES if f"gap_{m}_pct" in frame.columns]
     f = frame.assign(

@@ -25,7 +25,7 @@ def test_same_day_and_pool_give_byte_identical_files(tmp_path) -> None:
 
 
 def test_the_seed_picks_the_day_and_the_day_is_the_trace_window() -> None:
-    assert OPENB_DAYS == tuple(range(115, 150))
+    assert tuple(range(115, 150)) == OPENB_DAYS
     assert instances.generate("openb-day", seed=0).meta["day"] == 115
     assert instances.generate("openb-day", seed=15).meta["day"] == 130
     assert instances.generate("openb-day", seed=35).meta["day"] == 115  # 115 + seed mod 35

@@ -144,9 +144,9 @@ def test_seed_target_refuses_the_options_of_real(tmp_path, capsys) -> None:
 
 
 def test_library_bad_days_and_pools() -> None:
-    with pytest.raises(ValueError, match="^days"):
+    with pytest.raises(ValueError, match=r"^days"):
         reproduce.real_cells(days=(114,))
-    with pytest.raises(ValueError, match="^pools"):
+    with pytest.raises(ValueError, match=r"^pools"):
         reproduce.real_cells(pools=(7,))
-    with pytest.raises(ValueError, match="^days"):
+    with pytest.raises(ValueError, match=r"^days"):
         reproduce.real_cells(days=())
