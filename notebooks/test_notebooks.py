@@ -15,10 +15,10 @@ import pytest
 HERE = Path(__file__).resolve().parent
 NOTEBOOKS = sorted(HERE.glob("[0-9][0-9]-*.ipynb"))
 EXPECTED = ["01-quickstart", "02-seed-claim", "03-optimality-gap", "04-ablation",
-            "05-real-traffic"]
+            "05-real-traffic", "07-real-cluster"]
 
 
-def test_the_five_notebooks_are_there():
+def test_the_notebooks_are_there():
     assert [p.stem for p in NOTEBOOKS] == EXPECTED
 
 
@@ -45,6 +45,13 @@ def test_trace_attribution_kept():
     nb = nbformat.read(HERE / "05-real-traffic.ipynb", as_version=4)
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "alibaba/ServeGen" in text and "Apache License 2.0" in text
+
+
+def test_openb_attribution_kept():
+    nb = nbformat.read(HERE / "07-real-cluster.ipynb", as_version=4)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "cluster-trace-gpu-v2023" in text and "alibaba/clusterdata" in text
+    assert "Beware of Fragmentation" in text and "alibaba/ServeGen" in text
 
 
 def test_quickstart_draws_to_the_horizon_and_shows_clean_gaps():
