@@ -50,23 +50,34 @@ def _pools(frame: pd.DataFrame) -> list[int]:
     return sorted(int(g) for g in frame["num_gpus"].unique())
 
 
-def plot_gain_vs_contention(frame: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
-    """Value gain of ``best`` over ``fifo`` (%) against contention, one point per (day, pool).
+def plot_gain_vs_contention(
+    frame: pd.DataFrame, *, ax: Axes | None = None, methods: Sequence[str] = ("best", "list"),
+) -> Axes:
+    """Value gain over ``fifo`` (%) of each method against contention, one point per (day, pool).
 
-    The marker's shade is the pool size; the dotted line is contention 1 (batch
+    The colour is the pool size, the marker the method (filled: the first
+    method; hollow: the others); the dotted line is contention 1 (batch
     demand equal to the capacity inference leaves).
     """
     ax = _axes(ax)
     pools = _pools(frame)
     shades = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, max(1, len(pools))))
-    for g, colour in zip(pools, shades):
-        sub = frame[frame["num_gpus"] == g]
-        ax.scatter(sub["contention"], sub["gain_best_pct"], s=18, color=colour,
-                   label=f"{g} GPUs", zorder=3)
+    for k, m in enumerate(methods):
+        col = f"gain_{m}_pct"
+        if col not in frame.columns or frame[col].isna().all():
+            continue
+        marker = METHOD_STYLE.get(m, ("0.3", "x"))[1]
+        for g, colour in zip(pools, shades):
+            sub = frame[frame["num_gpus"] == g]
+            style: dict[str, Any] = (
+                {"color": colour} if k == 0 else {"facecolors": "none", "edgecolors": colour}
+            )
+            ax.scatter(sub["contention"], sub[col], s=20, marker=marker,
+                       label=f"{m}, {g} GPUs", zorder=3, **style)
     ax.axhline(0.0, color="0.6", linewidth=0.8)
     _contention_axis(ax)
-    ax.set_ylabel("best over fifo, value gain %")
-    ax.legend(fontsize=8, frameon=False, title="pool", title_fontsize=8)
+    ax.set_ylabel("value gain over fifo %")
+    ax.legend(fontsize=7, frameon=False, ncol=2)
     return ax
 
 
@@ -89,10 +100,12 @@ def plot_gap_vs_contention(
     return ax
 
 
-def plot_real(frame: pd.DataFrame, methods: Sequence[str] = ("fifo", "best")) -> Any:
-    """Both plots, gain above and gaps below on a shared contention axis; returns the two axes."""
-    fig, axes = plt.subplots(2, 1, figsize=(6.0, 5.6), sharex=True)
-    plot_gain_vs_contention(frame, ax=axes[0])
+def plot_real(frame: pd.DataFrame, methods: Sequence[str] = ("fifo", "list", "best")) -> Any:
+    """Both plots, gains over ``fifo`` above and gaps to the bound below on a shared
+    contention axis; returns the two axes."""
+    fig, axes = plt.subplots(2, 1, figsize=(6.4, 6.0), sharex=True)
+    gainers = sorted((m for m in methods if m != "fifo"), key=lambda m: m != "best")
+    plot_gain_vs_contention(frame, ax=axes[0], methods=gainers)
     plot_gap_vs_contention(frame, ax=axes[1], methods=methods)
     axes[0].set_xlabel("")
     axes[0].set_title("openb days: where the allocator's gain appears", fontsize=9)

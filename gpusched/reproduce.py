@@ -243,7 +243,9 @@ def real_cells(
     flat = make_config("openb-day", seeds, [MethodSpec(FLAT_BOUND, "milp", {}, time_limit)]).methods
     cells: list[Cell] = []
     for g in ps:
-        fp = {"openb-day": {"num_gpus": g, "inference_share": inference_share}}
+        fp: dict[str, dict[str, Any]] = {"openb-day": {"num_gpus": g}}
+        if inference_share != OPENB_INFERENCE_SHARE:
+            fp["openb-day"]["inference_share"] = inference_share
         try:
             config = make_config("openb-day", seeds, specs, family_params=fp)
             new = make_cells(config)
@@ -309,7 +311,7 @@ def real_frame(
         for each method, ``bound`` (the smallest upper bound proven: the MILP on
         the instance, the MILP on its flat relaxation, ``extra_bounds``),
         ``bound_source``, ``optimal`` (a method's value reaches the bound),
-        ``gain_best_pct`` (``best`` over ``fifo``, %), ``gap_<method>_pct``
+        ``gain_<method>_pct`` (over ``fifo``, in value, %), ``gap_<method>_pct``
         (``100 (bound - value) / bound``), ``errors`` (cells of the instance
         that failed), sorted by contention.
     """
@@ -348,8 +350,10 @@ def real_frame(
             rec["bound"], rec["bound_source"] = math.nan, ""
         values = [rec[f"value_{m}"] for m in labels if not math.isnan(rec[f"value_{m}"])]
         rec["optimal"] = bool(values) and max(values) >= rec["bound"] - 1e-6 * max(1.0, abs(rec["bound"]))
-        fifo, best = rec.get("value_fifo", math.nan), rec.get("value_best", math.nan)
-        rec["gain_best_pct"] = 100.0 * (best - fifo) / fifo if fifo and fifo > 0 else math.nan
+        fifo = rec.get("value_fifo", math.nan)
+        for m in labels:
+            v = rec[f"value_{m}"]
+            rec[f"gain_{m}_pct"] = 100.0 * (v - fifo) / fifo if fifo and fifo > 0 else math.nan
         for m in labels:
             v, b = rec[f"value_{m}"], rec["bound"]
             rec[f"gap_{m}_pct"] = 100.0 * (b - v) / b if b and b > 0 else math.nan
@@ -359,10 +363,15 @@ def real_frame(
     if frame.empty:
         return frame
     cols = (["day", "num_gpus", "jobs", "contention"] + [f"value_{m}" for m in labels]
-            + ["bound", "bound_source", "optimal", "gain_best_pct"]
+            + ["bound", "bound_source", "optimal"]
+            + [f"gain_{m}_pct" for m in labels if m != "fifo"]
             + [f"gap_{m}_pct" for m in labels] + ["errors"])
     frame = frame[cols]
     return frame.sort_values(["contention", "day", "num_gpus"], kind="stable").reset_index(drop=True)
+
+
+def _col(g: pd.DataFrame, name: str) -> pd.Series:
+    return g[name] if name in g.columns else pd.Series(np.nan, index=g.index)
 
 
 def real_summary(frame: pd.DataFrame, bands: Sequence[float] = CONTENTION_BANDS) -> pd.DataFrame:
@@ -371,8 +380,8 @@ def real_summary(frame: pd.DataFrame, bands: Sequence[float] = CONTENTION_BANDS)
     Columns: ``contention`` (the band), ``instances``, ``fifo gap %`` (median
     gap of FIFO to the bound), ``best backfill gap %`` (median over instances of
     the smallest gap of :data:`REAL_BASELINES`), ``list gap %``, ``best gap %``,
-    ``best gain over fifo %`` (median and largest), ``fifo optimal`` (instances
-    where FIFO reaches the bound).
+    ``list gain over fifo %`` (median), ``best gain over fifo %`` (median and
+    largest), ``fifo optimal`` (instances where FIFO reaches the bound).
     """
     if frame.empty:
         raise ValueError("frame: no instance in the results")
@@ -392,10 +401,11 @@ def real_summary(frame: pd.DataFrame, bands: Sequence[float] = CONTENTION_BANDS)
             "instances": len(g),
             "fifo gap %": g["gap_fifo_pct"].median(),
             "best backfill gap %": g["backfill"].median(),
-            "list gap %": g["gap_list_pct"].median() if "gap_list_pct" in g else np.nan,
-            "best gap %": g["gap_best_pct"].median() if "gap_best_pct" in g else np.nan,
-            "best gain over fifo % (median)": g["gain_best_pct"].median(),
-            "best gain over fifo % (max)": g["gain_best_pct"].max(),
+            "list gap %": _col(g, "gap_list_pct").median(),
+            "best gap %": _col(g, "gap_best_pct").median(),
+            "list gain over fifo % (median)": _col(g, "gain_list_pct").median(),
+            "best gain over fifo % (median)": _col(g, "gain_best_pct").median(),
+            "best gain over fifo % (max)": _col(g, "gain_best_pct").max(),
             "fifo optimal": int(g["fifo_opt"].sum()),
         })
     return pd.DataFrame(rows)
@@ -417,7 +427,7 @@ def reproduce_real(
     best_time_limit: float = REAL_BEST_TIME_LIMIT,
     inference_share: float = OPENB_INFERENCE_SHARE, workers: int | None = None,
     scheduler: str | None = None, progress: bool = True,
-    methods: Sequence[str] = REAL_METHODS,
+    methods: Sequence[str] = REAL_METHODS, retry_errors: bool = True,
 ) -> RealReport:
     """Run (or resume) the real-cluster reproduction in ``out``; write its table and plot.
 
@@ -439,6 +449,9 @@ def reproduce_real(
         As in :func:`gpusched.sweep.run_bench`.
     methods
         The methods to run (default :data:`REAL_METHODS`).
+    retry_errors
+        Run again the cells stored with status ``error`` (a method that failed
+        is not a result to keep).
 
     Returns
     -------
@@ -452,7 +465,8 @@ def reproduce_real(
         raise ValueError(f"best_time_limit: must be a number >= 0, got {best_time_limit!r}")
     cells = real_cells(days, pools, time_limit=time_limit, best_time_limit=best_time_limit,
                        inference_share=inference_share, methods=methods)
-    summary = run_bench(cells, out, workers=workers, scheduler=scheduler, progress=progress)
+    summary = run_bench(cells, out, workers=workers, scheduler=scheduler, progress=progress,
+                        retry_errors=retry_errors)
     keys = {c.key for c in cells}
     df = load_rows(out)
     df = df[df["cell"].isin(keys)].reset_index(drop=True)

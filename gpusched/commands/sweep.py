@@ -303,6 +303,7 @@ def cmd_reproduce_real(args: argparse.Namespace) -> int:
             base[key] = v
     if args.inference_share is not None:
         base["inference_share"] = args.inference_share
+    args.retry_errors = True  # a method that failed is not a result to keep
     try:
         cells = real_cells(**base)
     except ValueError as e:
