@@ -37,7 +37,7 @@ from instances.families import OPENB_DAYS, OPENB_INFERENCE_SHARE, SEED_SCENARIOS
 from instances.io import atomic_write_text
 
 from .report import write_report
-from .solvers import EXACT_METHODS, method_names
+from .dispatch import EXACT_METHODS, method_names
 from .sweep import (
     BenchConfig,
     BenchSummary,

@@ -4,23 +4,33 @@
 
     form = milp.build(inst)                      # arrays, no solving
     form.to_pulp(); form.write_mps("m.mps")     # export
-    res = milp.solve(inst, time_limit=60)        # HiGHS, warm-started by a heuristic
+    res = milp.solve(inst, time_limit=60, warm_start=None)   # HiGHS
     res = milp.solve(inst, backend="cpsat")      # the independent cross-check
 
 Backends (:data:`BACKENDS`): ``highs`` (method ``milp``), ``pulp``
 (``milp-pulp``), ``cpsat`` (``cpsat``). Every result's value is recomputed by
 the checker and its upper bound is never below a feasible value.
+
+This package knows no heuristic: a warm start is given to it, and work beside
+the search (the LNS helper) comes in through :class:`IncumbentHooks`. The
+automatic warm start and the helper are in :mod:`matheuristics`, above both.
 """
 
+from ._common import IncumbentHooks, RawSolve
 from .formulation import DEFAULT_MAX_COLUMNS, Formulation, build
-from .solver import BACKENDS, METHOD_NAMES, solve, warm_start_schedule
+from .progress import Progress
+from .solver import BACKENDS, METHOD_BACKENDS, METHOD_NAMES, solve, solve_arrays
 
 __all__ = [
     "BACKENDS",
     "DEFAULT_MAX_COLUMNS",
+    "METHOD_BACKENDS",
     "METHOD_NAMES",
     "Formulation",
+    "IncumbentHooks",
+    "Progress",
+    "RawSolve",
     "build",
     "solve",
-    "warm_start_schedule",
+    "solve_arrays",
 ]

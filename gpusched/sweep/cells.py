@@ -24,7 +24,7 @@ from typing import Any
 import instances
 from instances import Instance, Metrics
 
-from ..solvers import solve
+from ..dispatch import solve
 from .config import BenchConfig, MethodSpec
 
 __all__ = [
