@@ -72,6 +72,7 @@ def main() -> None:
           f"{s.skipped} already done) in {wall:.0f} s; time limits: MILP {args.time_limit:g} s, "
           f"best {args.best_time_limit:g} s")
     df = sweep.load_rows(args.output)
+    df = df[(df["family"] == "openb-day") & df["num_gpus"].isin(pools)]
     bad = df[df["status"] == "error"].assign(
         reason=lambda d: d["message"].str.replace(r"'openb-day[^']*'", "'...'", regex=True))
     for (method, msg), n in bad.groupby(["method", "reason"]).size().items():
