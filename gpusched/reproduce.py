@@ -36,8 +36,8 @@ import pandas as pd
 from instances.families import OPENB_DAYS, OPENB_INFERENCE_SHARE, SEED_SCENARIOS, contention
 from instances.io import atomic_write_text
 
-from .report import write_report
 from .dispatch import EXACT_METHODS, method_names
+from .report import write_report
 from .sweep import (
     BenchConfig,
     BenchSummary,
