@@ -13,7 +13,9 @@ import dataclasses
 import time
 from typing import Any
 
+import heuristics
 import milp
+from heuristics.placement import PLACEMENTS
 from instances import Instance, Result
 from milp.progress import Progress
 
@@ -37,6 +39,12 @@ def warm_start_schedule(inst: Instance, time_limit: float) -> Result | None:
     if time_limit <= 0:
         return None
     return best(inst, time_limit=min(WARM_START_BUDGET, WARM_START_SHARE * time_limit))
+
+
+def _on_nodes_warm_start(inst: Instance) -> Result:
+    """The best ``list`` schedule over the placement rules (instances with nodes)."""
+    runs = [heuristics.solve(inst, "list", placement=rule) for rule in PLACEMENTS]
+    return max(runs, key=lambda r: r.value)
 
 
 def solve_milp(
@@ -97,8 +105,10 @@ def solve_milp(
         if isinstance(warm_start, str) and warm_start == "auto":
             if bar is not None:
                 bar.set_phase("warm start")
-            ws = warm_start_schedule(inst, time_limit)
+            ws = warm_start_schedule(inst, time_limit) if inst.nodes is None else (
+                _on_nodes_warm_start(inst) if time_limit > 0 else None)
         on = (threads == 2 if lns_helper is None else lns_helper) and backend == "highs"
+        on = on and inst.nodes is None  # the LNS windows are flat sub-instances
         hooks = LNSHelper(seed=int(params.get("seed", 0))) if on and ws is not None else None
         res = milp.solve(
             inst, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)), threads=threads,

@@ -6,6 +6,8 @@
     form.to_pulp(); form.write_mps("m.mps")     # export
     res = milp.solve(inst, time_limit=60, warm_start=None)   # HiGHS
     res = milp.solve(inst, backend="cpsat")      # the independent cross-check
+    res = milp.solve(node_inst)                  # an instance with nodes: the node model
+    milp.price_of_topology(node_inst, 60)        # flat optimum minus node optimum, or bounds
 
 Backends (:data:`BACKENDS`): ``highs`` (method ``milp``), ``pulp``
 (``milp-pulp``), ``cpsat`` (``cpsat``). Every result's value is recomputed by
@@ -18,6 +20,7 @@ automatic warm start and the helper are in :mod:`matheuristics`, above both.
 
 from ._common import IncumbentHooks, RawSolve
 from .formulation import DEFAULT_MAX_COLUMNS, Formulation, build
+from .nodes import NodeFormulation, PriceOfTopology, build_nodes, price_of_topology, solve_nodes
 from .progress import Progress
 from .solver import BACKENDS, METHOD_BACKENDS, METHOD_NAMES, solve, solve_arrays
 
@@ -28,9 +31,14 @@ __all__ = [
     "METHOD_NAMES",
     "Formulation",
     "IncumbentHooks",
+    "NodeFormulation",
+    "PriceOfTopology",
     "Progress",
     "RawSolve",
     "build",
+    "build_nodes",
+    "price_of_topology",
     "solve",
     "solve_arrays",
+    "solve_nodes",
 ]

@@ -275,6 +275,11 @@ def solve(
     :func:`matheuristics.solve_milp`, which ``gpusched.solve(inst, "milp")``
     and the command line run.
 
+    On an instance with nodes this solves the node model instead
+    (:func:`milp.nodes.solve_nodes`, which takes further options:
+    ``symmetry``, ``flat_share``, ``flat``, ``lagrangian``); the backend is
+    ``highs`` or ``cpsat`` there, and incumbent hooks are not taken.
+
     Parameters
     ----------
     inst
@@ -320,6 +325,16 @@ def solve(
         For a bad argument, an infeasible warm start, or a model over
         ``max_columns``.
     """
+    if inst.nodes is not None:  # -- the node model (milp/nodes.py): nodes need their own model --
+        from .nodes import solve_nodes
+
+        if hooks is not None:
+            raise ValueError("hooks: the node model takes no incumbent hooks")
+        return solve_nodes(
+            inst, time_limit=time_limit, mip_gap=mip_gap, threads=threads, warm_start=warm_start,
+            backend=backend, progress=progress, max_columns=max_columns, aggregate=aggregate,
+            cliques=cliques, rounding=rounding, **params,
+        )
     t0 = time.perf_counter()
     _check_args(backend, time_limit, mip_gap, threads)
     if "lns_helper" in params:
