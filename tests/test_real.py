@@ -152,3 +152,24 @@ def test_library_bad_days_and_pools() -> None:
         reproduce.real_cells(pools=(7,))
     with pytest.raises(ValueError, match=r"^days"):
         reproduce.real_cells(days=())
+
+
+def test_lagrangian_bounds_are_used_and_stored(tmp_path, monkeypatch) -> None:
+    import types
+
+    import milp
+
+    cells = [c for c in _cells() if c.seed == 34]
+    calls = []
+
+    def fake(inst, time_limit=None):
+        calls.append(inst.name)
+        return types.SimpleNamespace(value=1000.0 + inst.num_gpus, method="lagrangian")
+
+    monkeypatch.setattr(milp, "bound", fake, raising=False)
+    got = reproduce._lagrangian_bounds(cells, tmp_path, 1.0)
+    assert got == {(34, 8): 1008.0, (34, 16): 1016.0} and len(calls) == 2
+    monkeypatch.setattr(milp, "bound", lambda *a, **k: pytest.fail("not read back"))
+    assert reproduce._lagrangian_bounds(cells, tmp_path, 1.0) == got  # stored, read back
+    monkeypatch.delattr(milp, "bound")
+    assert reproduce._lagrangian_bounds(cells, tmp_path, 1.0) == {}  # no milp.bound: none
