@@ -48,6 +48,17 @@ def test_real_cells_cover_days_pools_methods_and_the_flat_bound() -> None:
         assert c.instance.jobs == twin.jobs and c.instance.services == twin.services
 
 
+def test_best_values_leave_out_errors_and_the_flat_relaxation() -> None:
+    rows = pd.DataFrame([
+        {"seed": 1, "num_gpus": 8, "method": "fifo", "status": "feasible", "value": 3.0},
+        {"seed": 1, "num_gpus": 8, "method": "list", "status": "feasible", "value": 4.0},
+        {"seed": 1, "num_gpus": 8, "method": FLAT_BOUND, "status": "optimal", "value": 9.0},
+        {"seed": 1, "num_gpus": 8, "method": "best", "status": "error", "value": None},
+        {"seed": 2, "num_gpus": 8, "method": "fifo", "status": "feasible", "value": 1.0},
+    ])
+    assert reproduce.best_values(rows) == {(1, 8): 4.0, (2, 8): 1.0}
+
+
 def test_real_frame_by_hand() -> None:
     cells = [c for c in _cells() if c.seed == 15 and c.instance.num_gpus == 8]
     base = {"seed": 15, "num_gpus": 8, "status": "feasible", "upper_bound": None}
@@ -162,12 +173,13 @@ def test_lagrangian_bounds_are_used_and_stored(tmp_path, monkeypatch) -> None:
     cells = [c for c in _cells() if c.seed == 34]
     calls = []
 
-    def fake(inst, time_limit=None):
+    def fake(inst, time_limit=None, lower=None):
         calls.append(inst.name)
+        assert time_limit == 1.0 and lower == (5.0 if inst.num_gpus == 8 else None)
         return types.SimpleNamespace(value=1000.0 + inst.num_gpus, method="lagrangian")
 
     monkeypatch.setattr(milp, "bound", fake, raising=False)
-    got = reproduce._lagrangian_bounds(cells, tmp_path, 1.0)
+    got = reproduce._lagrangian_bounds(cells, tmp_path, 1.0, {(34, 8): 5.0})
     assert got == {(34, 8): 1008.0, (34, 16): 1016.0} and len(calls) == 2
     monkeypatch.setattr(milp, "bound", lambda *a, **k: pytest.fail("not read back"))
     assert reproduce._lagrangian_bounds(cells, tmp_path, 1.0) == got  # stored, read back

@@ -319,9 +319,10 @@ def cmd_reproduce_real(args: argparse.Namespace) -> int:
     keys = {c.key for c in cells}
     df = load_rows(args.output)
     df = df[df["cell"].isin(keys)].reset_index(drop=True)
-    from ..reproduce import _lagrangian_bounds
+    from ..reproduce import _lagrangian_bounds, best_values
 
-    frame = real_frame(df, cells, _lagrangian_bounds(cells, Path(args.output), base["time_limit"]))
+    extra = _lagrangian_bounds(cells, Path(args.output), base["time_limit"], best_values(df))
+    frame = real_frame(df, cells, extra)
     table = real_summary(frame)
     files = write_real(args.output, frame, table)
     print(table.to_markdown(index=False, floatfmt=".1f"))
