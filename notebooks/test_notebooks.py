@@ -15,7 +15,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 NOTEBOOKS = sorted(HERE.glob("[0-9][0-9]-*.ipynb"))
 EXPECTED = ["01-quickstart", "02-seed-claim", "03-optimality-gap", "04-ablation",
-            "05-real-traffic", "08-uncertainty"]
+            "05-real-traffic", "07-real-cluster", "08-uncertainty"]
 
 
 def test_the_notebooks_are_there():
@@ -57,6 +57,13 @@ def test_uncertainty_narrative_types_no_figures():
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
             assert not re.search(r"\d\s*%", cell.source), f"cell {i} types a percentage"
+
+
+def test_openb_attribution_kept():
+    nb = nbformat.read(HERE / "07-real-cluster.ipynb", as_version=4)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "cluster-trace-gpu-v2023" in text and "alibaba/clusterdata" in text
+    assert "Beware of Fragmentation" in text and "alibaba/ServeGen" in text
 
 
 def test_quickstart_draws_to_the_horizon_and_shows_clean_gaps():
