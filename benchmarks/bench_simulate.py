@@ -38,13 +38,14 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from typing import Any
 
 import gpusched
 import instances
 from gpusched.simulate import clairvoyant_bound, peak_headroom
 
 
-def _median(fn, repeat: int) -> tuple[float, object]:
+def _median(fn: Any, repeat: int) -> tuple[float, Any]:
     out = fn()  # warm-up (numba decoder, caches)
     times = []
     for _ in range(repeat):
@@ -70,7 +71,7 @@ def trace_days(days: list[int], best_time: float, bound_time: float) -> None:
             for preempt in (True, False) if (method, replan, headroom) == ("list", None, 0.0) else (True,):
                 r = gpusched.simulate(inst, sc, method, replan, headroom, preempt, clairvoyant=cb, **params)
                 print(f"  {method:5s} replan={replan!s:4s} H={headroom:.2f} preempt={preempt!s:5s} "
-                      f"realized {r.realized_value:7.1f} gap {100 * r.gap_to_bound:5.1f}% "
+                      f"realized {r.realized_value:7.1f} gap {100 * (r.gap_to_bound or 0.0):5.1f}% "
                       f"preemptions {r.preemptions:2d} lost {r.lost_gpu_slots:3d} "
                       f"unserved {r.unserved_gpu_slots:2d} utilization {100 * r.utilization:5.1f}%")
 
@@ -84,7 +85,7 @@ def nodes_week(pairs: int, bound_time: float) -> None:
     print(f"scenario: {sc.meta}; multi-node jobs: {int(inst.multi_node.sum())}")
     print(f"\n{'run':32s} {'flat s':>8s} {'nodes s':>8s} {'ratio':>6s} {'plans':>6s} "
           f"{'flat value':>11s} {'node value':>11s} {'pre':>4s} {'miss':>5s} {'frag':>6s}")
-    runs = [("list offline", None, "first-fit", False)]
+    runs: list[tuple[str, int | None, str, bool]] = [("list offline", None, "first-fit", False)]
     runs += [(f"list replan=1 {rule}", 1, rule, True) for rule in ("first-fit", "best-fit", "frag")]
     runs.append(("list replan=None first-fit", None, "first-fit", True))
     node_runs = []
@@ -146,15 +147,15 @@ def main() -> None:
     sc = instances.scenario(inst, "lognormal", seed=0, sigma=0.2, rho=0.5)
     print(inst.summary())
     print(f"scenario: {sc.meta}")
-    rows = []
+    rows: list[tuple[str, float, int, float, Any]] = []
     t, res = _median(lambda: gpusched.solve(inst, "list"), args.repeat)
-    rows.append(("list offline", t, 1, res.value, None))  # type: ignore[attr-defined]
+    rows.append(("list offline", t, 1, res.value, None))
     for replan in (None, 1):
         t, r = _median(
             lambda replan=replan: gpusched.simulate(inst, sc, "list", replan=replan, clairvoyant=False),
             args.repeat,
         )
-        rows.append((f"list replan={replan}", t, r.plans, r.realized_value, r))  # type: ignore[attr-defined]
+        rows.append((f"list replan={replan}", t, r.plans, r.realized_value, r))
     if not args.no_best:
         t0 = time.perf_counter()
         r = gpusched.simulate(inst, sc, "best", replan=1, clairvoyant=False, time_limit=args.best_time)
