@@ -30,6 +30,18 @@ when it can still end in its window (dropped otherwise). At slot 0 the plan
 instance is the instance itself with the scaled forecast, job for job.
 Every method of :func:`gpusched.solve` plans on it unchanged.
 
+On an instance with nodes each job keeps the placement its plan gave it, and
+step 2 starts it only if it also fits on its nodes beside the jobs running
+there. The plan instance then carries nodes: each node less the GPUs the
+running jobs hold on it at ``t0``, for the rest of the horizon (a node they
+fill is left out), a pool of the GPUs left, and the services' demand less
+the GPUs the running jobs free as they end (inference may use any free GPU);
+a job is in the plan only when every valid placement there is valid beside
+the running jobs (a one-node job must stay a one-node job, a larger one must
+find only untouched whole nodes). No instance can hold GPUs of one node for
+part of the horizon, so this is the safe constant: exact for one-node starts at
+``t0``, conservative for later ones (a later plan sees the room).
+
 Peak-reservation methods (``fifo``, ``easy-peak``, ``list-peak``, ...)
 reserve the sum of the plan instance's per-service peaks. With
 ``replan=None`` the only plan is made at slot 0, where nothing runs and no
@@ -60,8 +72,9 @@ from typing import Any
 import numpy as np
 
 import gpusched
-from instances import Instance, Job, Metrics, Scenario, Schedule, Service, evaluate
+from instances import Instance, Job, Metrics, Node, Scenario, Schedule, Service, evaluate
 from instances import actual_instance as _actual_instance
+from instances.model import subset_sums
 
 __all__ = [
     "ClairvoyantBound",
@@ -296,6 +309,8 @@ class SimResult:
         preemptions (JSON-safe: no NaN or infinity)."""
         row = self.to_row()
         row["starts"] = dict(self.schedule.starts)
+        if self.schedule.placement:
+            row["placement"] = {j: dict(p) for j, p in self.schedule.placement.items()}
         row["preempted"] = [{"slot": t, "job": j} for t, j in self.events]
         return {
             k: (None if isinstance(v, float) and not math.isfinite(v) else v)
@@ -387,38 +402,33 @@ class _Planner:
         self.gpus = inst.gpus
         self.prio = inst.priorities
         self.values = inst.job_values
+        if inst.has_nodes:
+            self.node_sizes = inst.node_gpus
+            self.largest = int(self.node_sizes.max())
+            self.node_list = inst.nodes or ()
 
-    def build(
-        self, t0: int, waiting: np.ndarray, running: list[int], end: np.ndarray
-    ) -> tuple[Instance, np.ndarray]:
-        """The plan instance at slot ``t0`` and the original indices of its jobs."""
-        inst, G, T = self.inst, self.inst.num_gpus, self.inst.horizon
-        demand = np.concatenate([self.actual[:, :t0], self.future[:, t0:]], axis=1)
-        services = [
-            _service(n, p, tuple(row)) for n, p, row in zip(self.names, self.prios, demand.tolist())
-        ]
-        if running:
-            held = np.zeros(T + 1, dtype=np.int64)
-            for j in running:
-                held[t0] += self.gpus[j]
-                held[end[j]] -= self.gpus[j]
-            run = np.cumsum(held[:T])
-            run[t0:] = np.minimum(run[t0:], G - self.future_total[t0:])
-            if run.any():
-                services.append(_service(self.running_name, 1.0, tuple(run.tolist())))
-        lo = np.maximum(self.rel, t0)
-        # a job released later is kept as it is (at slot 0: the offline instance,
-        # job for job); one released before t0 only if it can still end in time
-        idx = np.flatnonzero(waiting & ((self.rel >= t0) | (t0 + self.dur <= self.dl)))
+    def _running_profile(self, t0: int, running: list[int], end: np.ndarray) -> np.ndarray:
+        """GPUs of the running jobs at each slot (0 before ``t0``), length ``T``."""
+        T = self.inst.horizon
+        held = np.zeros(T + 1, dtype=np.int64)
+        for j in running:
+            held[t0] += self.gpus[j]
+            held[end[j]] -= self.gpus[j]
+        return np.cumsum(held[:T])
+
+    def _jobs(self, t0: int, idx: np.ndarray) -> tuple[Job, ...]:
+        """The plan's jobs ``idx``: a job released before ``t0`` gets release ``t0``."""
         jobs = self.jobs
         late = (self.rel[idx] < t0).tolist()
-        plan_jobs = tuple(
+        return tuple(
             _released_at(jobs[j], t0) if is_late else jobs[j]
             for j, is_late in zip(idx.tolist(), late)
         )
-        plan = Instance(inst.name, G, T, tuple(services), plan_jobs, inst.slot_hours)
-        # the per-job arrays the methods read, from the arrays at hand instead of
-        # one list comprehension per array and plan (same values, read-only)
+
+    def _cache(self, plan: Instance, t0: int, idx: np.ndarray) -> None:
+        """The per-job arrays the methods read, from the arrays at hand instead of
+        one list comprehension per array and plan (same values, read-only)."""
+        lo = np.maximum(self.rel, t0)
         cached = plan.__dict__
         for key, arr in (
             ("gpus", self.gpus[idx]), ("durations", self.dur[idx]),
@@ -427,13 +437,123 @@ class _Planner:
         ):
             arr.setflags(write=False)
             cached[key] = arr
+
+    def _candidates(self, t0: int, waiting: np.ndarray) -> np.ndarray:
+        # a job released later is kept as it is (at slot 0: the offline instance,
+        # job for job); one released before t0 only if it can still end in time
+        return np.flatnonzero(waiting & ((self.rel >= t0) | (t0 + self.dur <= self.dl)))
+
+    def build(
+        self, t0: int, waiting: np.ndarray, running: list[int], end: np.ndarray,
+        node_held: np.ndarray | None = None,
+    ) -> tuple[Instance | None, np.ndarray]:
+        """The plan instance at slot ``t0`` and the original indices of its jobs.
+
+        ``node_held`` (instances with nodes): GPUs the running jobs hold on each
+        node at ``t0``. The plan is ``None`` when the running jobs fill every node.
+        """
+        if self.inst.has_nodes:
+            held = np.zeros(self.inst.num_nodes, dtype=np.int64) if node_held is None else node_held
+            return self._build_nodes(t0, waiting, running, end, held)
+        inst, G, T = self.inst, self.inst.num_gpus, self.inst.horizon
+        demand = np.concatenate([self.actual[:, :t0], self.future[:, t0:]], axis=1)
+        services = [
+            _service(n, p, tuple(row)) for n, p, row in zip(self.names, self.prios, demand.tolist())
+        ]
+        if running:
+            run = self._running_profile(t0, running, end)
+            run[t0:] = np.minimum(run[t0:], G - self.future_total[t0:])
+            if run.any():
+                services.append(_service(self.running_name, 1.0, tuple(run.tolist())))
+        idx = self._candidates(t0, waiting)
+        plan = Instance(inst.name, G, T, tuple(services), self._jobs(t0, idx), inst.slot_hours)
+        self._cache(plan, t0, idx)
         return plan, idx
+
+    def _build_nodes(
+        self, t0: int, waiting: np.ndarray, running: list[int], end: np.ndarray, held: np.ndarray,
+    ) -> tuple[Instance | None, np.ndarray]:
+        """The plan instance on nodes: each node less what the running jobs hold
+        there at ``t0``, for the rest of the horizon (see ``docs/simulation.md``)."""
+        inst, T = self.inst, self.inst.horizon
+        sizes = self.node_sizes
+        free = sizes - held
+        keep = np.flatnonzero(free > 0)
+        G = int(free.sum())
+        if G == 0:
+            return None, np.zeros(0, dtype=np.int64)
+        if held.any():
+            nodes = tuple(
+                Node(self.node_list[k].name, int(free[k])) if held[k] else self.node_list[k]
+                for k in keep.tolist()
+            )
+        else:
+            nodes = self.node_list
+        # demand: the actual before t0, the scaled forecast from t0 on, less the
+        # GPUs the running jobs free as they end (inference may take any free GPU;
+        # the plan's batch work cannot: those GPUs stay off its nodes), capped at
+        # the plan's pool
+        demand = np.concatenate([self.actual[:, :t0], self.future[:, t0:]], axis=1)
+        if running:
+            run = self._running_profile(t0, running, end)
+            freed = np.zeros(T, dtype=np.int64)
+            freed[t0:] = run[t0] - run[t0:]
+            _lower_last_first(demand, freed)
+        _lower_last_first(demand, demand.sum(axis=0) - G)
+        services = [
+            _service(n, p, tuple(row)) for n, p, row in zip(self.names, self.prios, demand.tolist())
+        ]
+        idx = self._candidates(t0, waiting)
+        if held.any():
+            idx = idx[self._placeable(self.gpus[idx], free[keep], held[keep] > 0)]
+        plan = Instance(inst.name, G, T, tuple(services), self._jobs(t0, idx), inst.slot_hours,
+                        nodes=nodes)
+        self._cache(plan, t0, idx)
+        return plan, idx
+
+    def _placeable(self, g: np.ndarray, free: np.ndarray, touched: np.ndarray) -> np.ndarray:
+        """Per job of ``g`` GPUs: every valid placement on the plan's nodes is valid
+        beside the running jobs.
+
+        A job of at most the largest node's GPUs must stay a one-node job in the
+        plan (``g`` at most the largest node left); a larger job takes whole nodes,
+        so it is kept only when some set of untouched nodes sums to ``g`` and no
+        set holding a node the running jobs touch does.
+        """
+        out = g <= int(free.max())
+        multi = g > self.largest
+        if multi.any():
+            limit = int(free.sum())
+            sizes = free.tolist()
+            whole = subset_sums([s for s, t in zip(sizes, touched.tolist()) if not t], limit)
+            bad = 0
+            for v in sorted({s for s, t in zip(sizes, touched.tolist()) if t}):
+                rest = list(sizes)
+                rest.remove(v)
+                bad |= subset_sums(rest, limit) << v
+            for k in np.flatnonzero(multi).tolist():
+                gk = int(g[k])
+                out[k] = bool((whole >> gk) & 1) and not (bad >> gk) & 1
+        return out
+
+
+def _lower_last_first(demand: np.ndarray, excess: np.ndarray) -> None:
+    """Lower ``demand`` (services x slots) in place by ``excess`` per slot (where
+    positive), the last service first, never below 0."""
+    left = np.maximum(excess, 0)
+    for k in range(demand.shape[0] - 1, -1, -1):
+        if not left.any():
+            break
+        cut = np.minimum(demand[k], left)
+        demand[k] -= cut
+        left = left - cut
 
 
 def plan_instance(
     inst: Instance, scenario: Scenario, t0: int, *, headroom: float = 0.0,
     running: Mapping[str, int] | None = None, started: frozenset[str] | set[str] = frozenset(),
-) -> Instance:
+    placement: Mapping[str, Mapping[str, int]] | None = None,
+) -> Instance | None:
     """The plan instance of slot ``t0`` (see the module docstring), for inspection.
 
     Parameters
@@ -442,6 +562,20 @@ def plan_instance(
         Jobs running at ``t0``, by name, with the slot of their start.
     started
         Jobs completed or running: they are not in the plan.
+    placement
+        On an instance with nodes, the placement of every running job (node
+        name -> GPUs, as in :attr:`instances.Schedule.placement`).
+
+    Returns
+    -------
+    Instance or None
+        ``None`` on an instance with nodes when the running jobs fill every node.
+
+    Raises
+    ------
+    ValueError
+        On an instance with nodes, for a running job without a placement or
+        with one naming an unknown node.
     """
     scenario.validate(inst)
     planner = _Planner(inst, scenario.demand(inst), headroom)
@@ -453,7 +587,19 @@ def plan_instance(
         waiting[index[name]] = False
     for name, s in running.items():
         end[index[name]] = s + inst.jobs[index[name]].duration
-    return planner.build(t0, waiting, [index[n] for n in running], end)[0]
+    held = None
+    if inst.has_nodes:
+        held = np.zeros(inst.num_nodes, dtype=np.int64)
+        node_index = inst.node_index
+        placement = placement or {}
+        for name in running:
+            if name not in placement:
+                raise ValueError(f"placement: running job {name!r} has no placement")
+            for node, cnt in placement[name].items():
+                if node not in node_index:
+                    raise ValueError(f"placement[{name!r}]: unknown node {node!r}")
+                held[node_index[node]] += int(cnt)
+    return planner.build(t0, waiting, [index[n] for n in running], end, held)[0]
 
 
 # ------------------------------------------------------------------ the replay
@@ -488,6 +634,35 @@ def _served_instance(inst: Instance, actual: np.ndarray, unserved: np.ndarray) -
         Service(s.name, s.priority, tuple(served[k].tolist())) for k, s in enumerate(inst.services)
     )
     return inst.replace(services=services)
+
+
+def _plan_placements(
+    inst: Instance, plan: Instance, schedule: Schedule, idx: np.ndarray, starts: np.ndarray,
+    until: int, method: str,
+) -> dict[int, list[tuple[int, int]]]:
+    """Per job the plan starts before ``until`` (by original index), its
+    ``(node position, GPUs)`` on ``inst``, ascending by node.
+
+    The plan's nodes carry the instance's names, so a placement maps by name.
+
+    Raises
+    ------
+    RuntimeError
+        When the method starts a job without a placement on the plan's nodes.
+    """
+    node_index = inst.node_index
+    out: dict[int, list[tuple[int, int]]] = {}
+    placement = schedule.placement
+    for k in np.flatnonzero((starts >= 0) & (starts < until)).tolist():
+        name = plan.jobs[k].name
+        where = placement.get(name)
+        if not where or sum(where.values()) != plan.jobs[k].gpus:
+            raise RuntimeError(
+                f"method {method!r} started job {name!r} without a valid placement on the nodes "
+                f"of instance {inst.name!r} (is it node-aware?)"
+            )
+        out[int(idx[k])] = sorted((node_index[node], int(c)) for node, c in where.items() if c > 0)
+    return out
 
 
 def simulate(
@@ -572,6 +747,13 @@ def simulate(
     preempted_at = np.zeros(T, dtype=np.int64)
     started_at = np.zeros(T, dtype=np.int64)
     events: list[tuple[int, str]] = []
+    # on nodes: the GPUs in use per node, and each job's (node, GPUs) of its plan
+    has_nodes = inst.has_nodes
+    sizes = inst.node_gpus.tolist() if has_nodes else []
+    node_used = [0] * len(sizes)
+    planned_on: dict[int, list[tuple[int, int]]] = {}
+    on_nodes: dict[int, list[tuple[int, int]]] = {}
+    done_place: dict[int, list[tuple[int, int]]] = {}
     lost = 0
     missed = 0
     plans = 0
@@ -589,13 +771,18 @@ def simulate(
                         state[j] = DONE
                         done_start[j] = start[j]
                         used -= gpus[j]
+                        if has_nodes:
+                            done_place[j] = on_nodes[j]
+                            for k, c in on_nodes[j]:
+                                node_used[k] -= c
                 running = still
         if t == 0 or (replan is not None and t % replan == 0):
             waiting = state == WAITING
             by_slot = {}
             if waiting.any():
-                plan, idx = planner.build(t, waiting, running, end)
-                if plan.num_jobs:
+                held = np.asarray(node_used, dtype=np.int64) if has_nodes else None
+                plan, idx = planner.build(t, waiting, running, end, held)
+                if plan is not None and plan.num_jobs:
                     res = gpusched.solve(plan, method, **method_params)
                     if str(res.status) == "error":
                         logger.warning("plan at slot %d: %s failed: %s", t, method, res.message)
@@ -603,6 +790,12 @@ def simulate(
                     starts = res.schedule.to_array(plan)
                     for k in np.flatnonzero(starts >= 0).tolist():
                         by_slot.setdefault(int(starts[k]), []).append(int(idx[k]))
+                    if has_nodes:
+                        # only the starts before the next plan are ever looked at
+                        until = T if replan is None else t + replan
+                        planned_on = _plan_placements(
+                            inst, plan, res.schedule, idx, starts, until, method
+                        )
                     if t == 0:
                         planned_value = res.value
                     plans += 1
@@ -616,6 +809,9 @@ def simulate(
                     v = min(running, key=lambda j: (prio[j], -start[j], -j))
                     running.remove(v)
                     used -= gpus[v]
+                    if has_nodes:
+                        for k, c in on_nodes.pop(v):
+                            node_used[k] -= c
                     lost += gpus[v] * (t - int(start[v]))
                     state[v] = WAITING
                     preempted_at[t] += 1
@@ -626,7 +822,15 @@ def simulate(
         for j in by_slot.get(t, ()):
             if state[j] != WAITING:  # pragma: no cover - a plan only holds waiting jobs
                 continue
-            if a + used + gpus[j] <= G:
+            fits = a + used + gpus[j] <= G
+            if fits and has_nodes:
+                where = planned_on[j]
+                fits = all(node_used[k] + c <= sizes[k] for k, c in where)
+            if fits:
+                if has_nodes:
+                    on_nodes[j] = where
+                    for k, c in where:
+                        node_used[k] += c
                 state[j] = RUNNING
                 start[j] = t
                 end[j] = t + dur[j]
@@ -639,8 +843,17 @@ def simulate(
     for j in running:  # every started job ends by its deadline, so by T
         state[j] = DONE
         done_start[j] = start[j]
+        if has_nodes:
+            done_place[j] = on_nodes[j]
 
-    schedule = Schedule.from_array(inst, done_start)
+    if has_nodes:
+        place = np.full((n, inst.max_span), -1, dtype=np.int64)
+        for j, where in done_place.items():
+            for m, (k, _) in enumerate(where):
+                place[j, m] = k
+        schedule = Schedule.from_array(inst, done_start, place)
+    else:
+        schedule = Schedule.from_array(inst, done_start)
     if preempt or not unserved.any():
         checked = _actual_instance(inst, scenario)
     else:
