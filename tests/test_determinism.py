@@ -25,7 +25,15 @@ SWEEP = """\
 families = ["small", "hc-deadlines"]
 seeds = [0]
 methods = ["fifo", "fifo-curve", "easy-curve", "conservative-curve", "list", "parallel",
-           "sampling", "local-search", "best", "milp"]
+           "sampling", "local-search", "milp"]
+
+# the searches end on their count budgets, not the clock (a loaded machine must not
+# change a row); best ends its phases on the clock by design, so it is not in this sweep
+[params.sampling]
+time_limit = 600
+
+[params.local-search]
+time_limit = 600
 
 [params.milp]
 time_limit = 30
@@ -55,7 +63,7 @@ def test_same_sweep_same_rows(tmp_path):
     a = _run(tmp_path, "a", "1", workers=2)
     b = _run(tmp_path, "b", "2", workers=1)
     rows_a, rows_b = bench.load_rows(a), bench.load_rows(b)
-    assert len(rows_a) == 20 and (rows_a["status"] != "error").all()
+    assert len(rows_a) == 18 and (rows_a["status"] != "error").all()
     assert (rows_a.loc[rows_a["method"] == "milp", "status"] == "optimal").all()
     pd.testing.assert_frame_equal(
         rows_a.drop(columns=RUN_COLUMNS).sort_values("cell").reset_index(drop=True),
