@@ -85,11 +85,11 @@ def _openb(day: int, nodes: bool) -> Callable[[], Instance]:
     def build() -> Instance:
         if nodes:
             inst = instances.from_trace("openb", "openb:default", start=day * 86400,
-                                        nodes="openb:nodes", num_gpus=64, service="servegen:0.3")
-            return inst.replace(name=f"openb-d{day}-g64-nodes")
-        inst = instances.from_trace("openb", "openb:default", start=day * 86400, num_gpus=64,
+                                        nodes="openb:nodes", num_gpus=16, service="servegen:0.3")
+            return inst.replace(name=f"openb-d{day}-g16-nodes")
+        inst = instances.from_trace("openb", "openb:default", start=day * 86400, num_gpus=16,
                                     service="servegen:0.3")
-        return inst.replace(name=f"openb-d{day}-g64-flat")
+        return inst.replace(name=f"openb-d{day}-g16-flat")
     return build
 
 
@@ -130,13 +130,13 @@ def plan() -> list[Spec]:
                     _on_nodes(_gen("large", 0, **p), "openb"), 40, bound_s=20))
     out.append(Spec("trace-servegen", _src("trace-servegen", 0) + " | with_nodes(8)",
                     _on_nodes(_gen("trace-servegen", 0), "n8"), 15))
-    # trace imports: one-day windows of the openb trace, 64 GPUs, ServeGen traffic at 30%
+    # trace imports: one-day windows of the openb trace, 16 GPUs, ServeGen traffic at 30%
     for day in (118, 124, 132, 140, 147):
         out.append(Spec("openb", f"from_trace('openb', 'openb:default', start={day}*86400, "
-                        "nodes='openb:nodes', num_gpus=64, service='servegen:0.3')",
+                        "nodes='openb:nodes', num_gpus=16, service='servegen:0.3')",
                         _openb(day, True), 20))
     out.append(Spec("openb", "from_trace('openb', 'openb:default', start=124*86400, "
-                    "num_gpus=64, service='servegen:0.3')", _openb(124, False), 20))
+                    "num_gpus=16, service='servegen:0.3')", _openb(124, False), 20))
     return out
 
 

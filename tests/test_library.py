@@ -7,6 +7,7 @@ import shutil
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -57,8 +58,6 @@ def test_shipped_bounds_hold_independently():
     """Every certificate recomputed here; every solver-proved bound at least the Lagrangian at 0."""
     for e in load_library().entries:
         inst = e.load_instance()
-        import numpy as np
-
         zero = instances.lagrangian_value(inst, np.zeros(inst.horizon))  # the sum of values that fit
         assert e.best_value <= zero * (1 + 1e-9)
         if e.bound.certificate is not None:
@@ -213,3 +212,19 @@ def test_docs_table_is_the_commands_output():
     doc = (Path(__file__).resolve().parents[1] / "docs" / "library.md").read_text()
     assert library.table().render("md") in doc
     assert default_library_dir().is_dir()
+
+
+def test_the_library_is_package_data():
+    """Every file the shipped index names is matched by pyproject.toml's package data."""
+    import glob
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["instances"]
+    shipped = {Path(p) for g in globs for p in glob.glob(str(root / "instances" / g))}
+    lib = load_library(root / "instances" / "data" / "library")
+    for e in lib.entries:
+        for p in (e.instance, e.best_schedule, e.bound.certificate):
+            assert p is None or p in shipped, p
+    assert lib.index in shipped
