@@ -22,6 +22,7 @@ Usage::
     python benchmarks/build_library.py                  # the whole library (about 20 min)
     python benchmarks/build_library.py --only small-s0,medium-s3 --resume
     python benchmarks/build_library.py --scale 0.2      # every time limit x 0.2 (a quick try)
+    python benchmarks/build_library.py --resume --docs docs/library.md   # new entries, the table
 """
 
 from __future__ import annotations
@@ -137,6 +138,11 @@ def plan() -> list[Spec]:
                         _openb(day, True), 20))
     out.append(Spec("openb", "from_trace('openb', 'openb:default', start=124*86400, "
                     "num_gpus=16, service='servegen:0.3')", _openb(124, False), 20))
+    # the openb-day family (one day of openb pods in 15-minute slots on the openb node mix),
+    # where it exists: three days, each its own seed
+    if "openb-day" in instances.FAMILIES:
+        for s in (3, 9, 17):
+            out.append(Spec("openb-day", _src("openb-day", s), _gen("openb-day", s), 20))
     return out
 
 
@@ -204,6 +210,20 @@ def build_entry(spec: Spec, inst: Instance, root: Path, scale: float, date: str)
     }
 
 
+TABLE_MARKER = "<!-- the table: gpusched library list --format md -->"
+"""The line of docs/library.md after which the table of best known values stands."""
+
+
+def write_docs_table(page: Path, root: Path) -> None:
+    """Replace what follows :data:`TABLE_MARKER` in ``page`` by the library's table."""
+    from gpusched import library
+
+    head, marker, _ = page.read_text().partition(TABLE_MARKER)
+    if not marker:
+        raise ValueError(f"{page}: no line {TABLE_MARKER!r}")
+    atomic_write_text(page, head + marker + "\n" + library.table(root).render("md"))
+
+
 def _write_index(root: Path, entries: list[dict[str, Any]]) -> None:
     text = json.dumps({"format": LIBRARY_FORMAT, "version": VERSION, "entries": entries}, indent=1)
     atomic_write_text(root / "index.json", text + "\n")
@@ -216,6 +236,8 @@ def main() -> None:
     ap.add_argument("--resume", action="store_true",
                     help="keep the entries already in the index whose instance is unchanged")
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every time limit")
+    ap.add_argument("--docs", type=Path, default=None,
+                    help="a page whose table (after its TABLE_MARKER line) to rewrite")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     root: Path = args.out
@@ -240,6 +262,8 @@ def main() -> None:
         entries.append(build_entry(spec, inst, root, args.scale, date))
         _write_index(root, entries)
     _write_index(root, entries)
+    if args.docs is not None:
+        write_docs_table(args.docs, root)
     size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
     print(f"{len(entries)} entries in {root.name}/, {size / 1e6:.2f} MB, "
           f"built in {time.perf_counter() - t_all:.0f} s")
