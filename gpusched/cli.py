@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "gpusched.commands.simulate",
     "gpusched.commands.traces",
     "gpusched.commands.bounds",
+    "gpusched.commands.library",
 )
 """Modules whose ``register(subparsers)`` adds subcommands, in help order."""
 
