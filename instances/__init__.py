@@ -5,7 +5,7 @@ The path of the data reads one way: a family or a file gives an
 :class:`Schedule`; :func:`evaluate` checks it and computes every figure.
 """
 
-from .checker import InfeasibleScheduleError, Metrics, evaluate, gain, gap
+from .checker import InfeasibleScheduleError, Metrics, evaluate, gain, gap, stranded_gpus
 from .families import FAMILIES, generate
 from .io import (
     dumps,
@@ -67,6 +67,7 @@ __all__ = [
     "scenario_from_dict",
     "schedule_from_dict",
     "schema",
+    "stranded_gpus",
     "trace_scenario",
     "with_nodes",
 ]
