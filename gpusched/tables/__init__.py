@@ -1,9 +1,9 @@
-"""Comparison tables from a sweep's rows: summary, seed and ablation views.
+"""Comparison tables from a sweep's rows: summary, seed, ablation and topology views.
 
 - :mod:`.aggregate`: the numbers (:func:`prepare`: gains and gaps per row;
   :func:`ci95`: Student's t intervals);
 - :mod:`.render`: :class:`Table` as Markdown or booktabs LaTeX (pandas);
-- :mod:`.views`: the three views (:func:`view` by name).
+- :mod:`.views`: the four views (:func:`view` by name).
 """
 
 from .aggregate import CONFIDENCE, FEW_VALUES, ci95, prepare, t_quantile
@@ -18,6 +18,8 @@ from .views import (
     ablation_view,
     seed_view,
     summary_view,
+    topology_frame,
+    topology_view,
     view,
 )
 
@@ -41,5 +43,7 @@ __all__ = [
     "seed_view",
     "summary_view",
     "t_quantile",
+    "topology_frame",
+    "topology_view",
     "view",
 ]
