@@ -10,9 +10,8 @@ compilation into an empty cache, and a load from the cache) is timed apart,
 each in a fresh interpreter, and left out of the medians.
 
 Quality (``--quality``): the gap ``(UB - V) / UB`` of every method on the
-``small`` and ``medium`` families against an upper bound: ``milp.solve`` when
-the package provides it, else a time-indexed model (PROBLEM.md section 4)
-solved here with HiGHS through ``scipy.optimize.milp``.
+``small`` and ``medium`` families against the MILP's upper bound
+(``matheuristics.solve_milp``, what ``gpusched.solve(inst, "milp")`` runs).
 
 Usage::
 
@@ -43,6 +42,7 @@ import heuristics  # noqa: E402
 import instances  # noqa: E402
 from heuristics._core import _compiled_decoder, job_arrays, serial_starts, serial_starts_numpy  # noqa: E402
 from heuristics.rules import order_by  # noqa: E402
+from matheuristics import solve_milp  # noqa: E402
 
 
 def _time(fn, repeat: int) -> float:
@@ -146,52 +146,11 @@ def _max_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def highs_bound(inst: instances.Instance, time_limit: float) -> tuple[float, str]:
-    """Upper bound of the time-indexed MILP solved with HiGHS (scipy); ``(bound, status)``."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import coo_matrix
-
-    T = inst.horizon
-    cap = inst.batch_capacity("curve")
-    rows, cols, vals, obj = [], [], [], []
-    job_rows, job_cols = [], []
-    v = 0
-    for j in range(inst.num_jobs):
-        g, p = int(inst.gpus[j]), int(inst.durations[j])
-        for s in range(int(inst.releases[j]), int(inst.deadlines[j]) - p + 1):
-            for t in range(s, s + p):
-                rows.append(t)
-                cols.append(v)
-                vals.append(g)
-            job_rows.append(j)
-            job_cols.append(v)
-            obj.append(-float(inst.job_values[j]))
-            v += 1
-    if v == 0:
-        return 0.0, "empty"
-    a_cap = coo_matrix((vals, (rows, cols)), shape=(T, v))
-    a_job = coo_matrix((np.ones(v), (job_rows, job_cols)), shape=(inst.num_jobs, v))
-    res = milp(
-        np.array(obj),
-        constraints=[LinearConstraint(a_cap, -np.inf, cap), LinearConstraint(a_job, 0, 1)],
-        integrality=np.ones(v), bounds=Bounds(0, 1),
-        options={"time_limit": time_limit, "mip_rel_gap": 1e-6, "disp": False},
-    )
-    bound = -getattr(res, "mip_dual_bound", None) if getattr(res, "mip_dual_bound", None) is not None else None
-    if bound is None:
-        bound = -res.fun
-    return float(bound), "optimal" if res.status == 0 else "time_limit"
-
-
 def upper_bound(inst: instances.Instance, time_limit: float) -> tuple[float, str]:
-    try:
-        import milp
-
-        res = milp.solve(inst, time_limit=time_limit)
-        return float(res.upper_bound), f"milp:{res.status}"
-    except (ImportError, AttributeError):
-        b, st = highs_bound(inst, time_limit)
-        return b, f"highs:{st}"
+    """The MILP's upper bound, as ``gpusched.solve(inst, "milp")`` computes it."""
+    res = solve_milp(inst, time_limit=time_limit)
+    assert res.upper_bound is not None
+    return float(res.upper_bound), f"milp:{res.status}"
 
 
 def quality(seeds: int, milp_time: float, methods: list[str]) -> None:

@@ -1,14 +1,15 @@
 """gpusched: GPU pool scheduling, FIFO against constraint-aware allocation, with exact bounds.
 
-This package holds the layer above the three core packages (``instances``,
-``heuristics``, ``milp``): one dispatch for every method, the command line,
-and (as they land) the benchmark harness, tables and plots.
+This package holds the layer above the core packages (``instances`` at the
+bottom; ``heuristics`` and ``milp`` beside each other; ``matheuristics`` above
+both): one dispatch for every method by name (:mod:`gpusched.dispatch`), the
+command line, the benchmark harness, tables and plots.
 """
 
 from importlib.metadata import PackageNotFoundError, version
 
+from .dispatch import EXACT_METHODS, method_names, solve
 from .simulate import SimResult, simulate
-from .solvers import EXACT_METHODS, method_names, solve
 
 try:
     __version__ = version("gpusched")

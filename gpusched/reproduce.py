@@ -22,7 +22,7 @@ from typing import Any
 from instances.families import SEED_SCENARIOS
 
 from .report import write_report
-from .solvers import EXACT_METHODS, method_names
+from .dispatch import EXACT_METHODS, method_names
 from .sweep import (
     BenchConfig,
     BenchSummary,

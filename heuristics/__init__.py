@@ -10,9 +10,14 @@ with the reservation the method used enforced.
 - ``list``, ``list-peak``: serial list scheduling with ``rule=`` one of :data:`RULES`;
 - ``parallel``: the parallel (time-stepping) scheme, ``rule=``;
 - ``sampling``: biased random sampling of lists (``passes``, ``time_limit``, ``seed``);
-- ``local-search``: insert and swap moves on the list (``iterations``, ``time_limit``, ``seed``);
-- ``lns``: time windows re-solved exactly by :func:`milp.solve` (``rounds``, ``time_limit``, ...);
-- ``best``: all of the above in one budget (``time_limit=10`` s by default).
+- ``local-search``: insert and swap moves on the list (``iterations``, ``time_limit``, ``seed``).
+
+Methods of other packages join the registry as plugins: each entry point of
+the group ``gpusched.methods`` (:data:`ENTRY_POINT_GROUP`) names a
+:class:`MethodSpec`, loaded the first time a name the registry does not hold
+is asked for, or the whole list is. The project's own ``matheuristics``
+package registers ``lns`` (windows re-solved by the MILP) and ``best`` (all
+of the above in one budget) so; this package imports nothing from the MILP.
 
 The search methods are deterministic for a given ``seed`` while their count
 budgets, not the clock, end them.
@@ -21,39 +26,126 @@ budgets, not the clock, end them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator, MutableMapping
 from functools import partial
-from typing import Any
+from importlib.metadata import entry_points
+from typing import Any, NamedTuple, TypeVar
 
 from instances import Instance, Result
 
-# the submodules stay reachable by their names (``heuristics.lns.lns_improve``);
-# the methods are reached through the registry
-from . import backfill, best, fifo, listsched, lns, rules, search
+# the submodules stay reachable by their names; the methods through the registry
+from . import backfill, fifo, listsched, rules, search
 from .rules import RULES
 
 __all__ = [
-    "DESCRIPTIONS", "METHODS", "RULES", "backfill", "best", "fifo", "listsched", "lns",
-    "register", "rules", "search", "solve",
+    "DESCRIPTIONS", "ENTRY_POINT_GROUP", "METHODS", "RULES", "MethodSpec", "backfill", "fifo",
+    "listsched", "load_plugins", "register", "rules", "search", "solve",
 ]
 
 logger = logging.getLogger(__name__)
 
 Method = Callable[..., Result]
 
-METHODS: dict[str, Method] = {}
-"""Method name -> ``(instance, **params) -> Result``."""
+ENTRY_POINT_GROUP = "gpusched.methods"
+"""Entry-point group of the methods other packages add (each names a :class:`MethodSpec`)."""
 
-DESCRIPTIONS: dict[str, str] = {}
+
+class MethodSpec(NamedTuple):
+    """A method a plugin adds: the function and its one-line description."""
+
+    fn: Method
+    description: str
+
+
+_V = TypeVar("_V")
+_plugins_lock = threading.RLock()
+_plugins_loaded: list[bool] = []
+
+
+class _Registry(MutableMapping[str, _V]):
+    """A ``dict`` that loads the plugins before it answers for a name it lacks, or lists all."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, _V] = {}
+
+    def __getitem__(self, name: str) -> _V:
+        if name not in self._data:
+            load_plugins()
+        return self._data[name]
+
+    def __contains__(self, name: object) -> bool:
+        if name not in self._data:
+            load_plugins()
+        return name in self._data
+
+    def __setitem__(self, name: str, value: _V) -> None:
+        self._data[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        del self._data[name]
+
+    def __iter__(self) -> Iterator[str]:
+        load_plugins()
+        return iter(list(self._data))
+
+    def __len__(self) -> int:
+        load_plugins()
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return repr(self._data)
+
+    def holds(self, name: str) -> bool:
+        """Whether ``name`` is registered, without loading the plugins."""
+        return name in self._data
+
+
+METHODS: _Registry[Method] = _Registry()
+"""Method name -> ``(instance, **params) -> Result`` (the plugins' too)."""
+
+DESCRIPTIONS: _Registry[str] = _Registry()
 """Method name -> one-line description."""
 
 
 def register(name: str, fn: Method, description: str) -> None:
     """Add a method to the registry under ``name``."""
-    if name in METHODS:
+    if METHODS.holds(name):
         raise ValueError(f"method: {name!r} is already registered")
     METHODS[name] = fn
     DESCRIPTIONS[name] = description
+
+
+def load_plugins() -> list[str]:
+    """Register the methods of the ``gpusched.methods`` entry points (once per process).
+
+    Returns
+    -------
+    list of str
+        The names registered by this call (empty once loaded).
+
+    Raises
+    ------
+    TypeError
+        If an entry point does not name a :class:`MethodSpec`.
+    """
+    with _plugins_lock:
+        if _plugins_loaded:
+            return []
+        specs = []
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            spec = ep.load()  # an import error propagates: a broken plugin is not optional
+            if not isinstance(spec, MethodSpec):
+                raise TypeError(
+                    f"entry point {ep.name} = {ep.value!r} ({ENTRY_POINT_GROUP}): "
+                    f"must name a heuristics.MethodSpec, got {type(spec).__name__}"
+                )
+            specs.append((ep.name, spec))
+        for name, spec in specs:  # all loaded: register them together, once
+            register(name, spec.fn, spec.description)
+        _plugins_loaded.append(True)
+        logger.debug("plugins of %s: %s", ENTRY_POINT_GROUP, [n for n, _ in specs])
+        return [n for n, _ in specs]
 
 
 def solve(inst: Instance, method: str, **params: Any) -> Result:
@@ -75,7 +167,11 @@ def solve(inst: Instance, method: str, **params: Any) -> Result:
     """
     fn = METHODS.get(method)
     if fn is None:
-        raise ValueError(f"method: unknown heuristic {method!r}; known: {', '.join(METHODS)}")
+        hint = "" if entry_points(group=ENTRY_POINT_GROUP) else (
+            f" (no {ENTRY_POINT_GROUP} plugins are installed: `pip install -e .` "
+            "registers lns and best)")
+        raise ValueError(
+            f"method: unknown heuristic {method!r}; known: {', '.join(METHODS)}{hint}")
     try:
         result = fn(inst, **params)
     except TypeError as e:
@@ -116,9 +212,3 @@ register(
     "local-search", search.local_search,
     "insert/swap local search over the list, serial decoder (iterations=, time_limit=, seed=)",
 )
-register(
-    "lns", lns.lns,
-    "sampling + local search, then windows re-solved exactly by the MILP "
-    "(time_limit=, rounds=, seed=, guided=)",
-)
-register("best", best.best, "best of the fast methods within a budget (time_limit=10 s by default)")

@@ -4,23 +4,41 @@
 
     form = milp.build(inst)                      # arrays, no solving
     form.to_pulp(); form.write_mps("m.mps")     # export
-    res = milp.solve(inst, time_limit=60)        # HiGHS, warm-started by a heuristic
+    res = milp.solve(inst, time_limit=60, warm_start=None)   # HiGHS
     res = milp.solve(inst, backend="cpsat")      # the independent cross-check
+    res = milp.solve(node_inst)                  # an instance with nodes: the node model
+    milp.price_of_topology(node_inst, 60)        # flat optimum minus node optimum, or bounds
 
 Backends (:data:`BACKENDS`): ``highs`` (method ``milp``), ``pulp``
 (``milp-pulp``), ``cpsat`` (``cpsat``). Every result's value is recomputed by
 the checker and its upper bound is never below a feasible value.
+
+This package knows no heuristic: a warm start is given to it, and work beside
+the search (the LNS helper) comes in through :class:`IncumbentHooks`. The
+automatic warm start and the helper are in :mod:`matheuristics`, above both.
 """
 
+from ._common import IncumbentHooks, RawSolve
 from .formulation import DEFAULT_MAX_COLUMNS, Formulation, build
-from .solver import BACKENDS, METHOD_NAMES, solve, warm_start_schedule
+from .nodes import NodeFormulation, PriceOfTopology, build_nodes, price_of_topology, solve_nodes
+from .progress import Progress
+from .solver import BACKENDS, METHOD_BACKENDS, METHOD_NAMES, solve, solve_arrays
 
 __all__ = [
     "BACKENDS",
     "DEFAULT_MAX_COLUMNS",
+    "METHOD_BACKENDS",
     "METHOD_NAMES",
     "Formulation",
+    "IncumbentHooks",
+    "NodeFormulation",
+    "PriceOfTopology",
+    "Progress",
+    "RawSolve",
     "build",
+    "build_nodes",
+    "price_of_topology",
     "solve",
-    "warm_start_schedule",
+    "solve_arrays",
+    "solve_nodes",
 ]

@@ -1,4 +1,4 @@
-"""What every backend returns to :func:`milp.solve`, and the backend interface."""
+"""What every backend returns to :func:`milp.solve`, the backend interface, and incumbent hooks."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import numpy as np
 from instances import Status
 
 from .formulation import Formulation
+from .progress import Progress
 
-__all__ = ["Backend", "RawSolve"]
+__all__ = ["Backend", "IncumbentHooks", "RawSolve"]
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,46 @@ class Backend(Protocol):
         mip_gap: float,
         threads: int,
         warm_start: np.ndarray | None,
-        progress: bool,
+        progress: Progress | None,
         **params: Any,
     ) -> RawSolve:
         """Solve ``form`` within ``time_limit`` seconds, starting from ``warm_start``."""
+        ...
+
+
+class IncumbentHooks(Protocol):
+    """Work beside a MILP search that trades incumbents with it, as start arrays.
+
+    A backend that takes ``hooks`` (HiGHS) calls :meth:`start` once the
+    search is set up, :meth:`incumbent` with every improving solution the
+    solver finds, :meth:`offer` whenever the solver takes a solution from
+    outside, and :meth:`stop` when the search ends, whatever the reason.
+    After :meth:`stop`, :meth:`best` is the best start array the hooks hold:
+    :func:`milp.solve` checks it with the solver's own incumbent and keeps
+    the better. Every start array is per job (``-1``: not run) and feasible.
+    The large-neighbourhood search of :class:`matheuristics.LNSHelper` is one.
+    """
+
+    def start(self, form: Formulation, start: np.ndarray, time_limit: float) -> None:
+        """The search begins from ``start`` (the warm start, or no job run) for ``time_limit`` s."""
+        ...
+
+    def incumbent(self, start: np.ndarray) -> None:
+        """The solver found the improving solution ``start``."""
+        ...
+
+    def offer(self) -> np.ndarray | None:
+        """A solution for the solver to try, or ``None``."""
+        ...
+
+    def stop(self) -> None:
+        """The search has ended: finish the work beside it before returning."""
+        ...
+
+    def best(self) -> np.ndarray | None:
+        """The best start array held (``None``: none)."""
+        ...
+
+    def summary(self) -> str:
+        """One line for the result's message."""
         ...

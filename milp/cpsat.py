@@ -26,6 +26,7 @@ from instances import Status
 
 from ._common import RawSolve
 from .formulation import Formulation
+from .progress import Progress
 
 __all__ = ["objective_scale", "solve_cpsat"]
 
@@ -77,7 +78,7 @@ def solve_cpsat(
     mip_gap: float,
     threads: int,
     warm_start: np.ndarray | None,
-    progress: bool,
+    progress: Progress | None,
     seed: int = 0,
     stop: threading.Event | None = None,
     **options: Any,

@@ -1,82 +1,15 @@
-"""The time-indexed formulation as arrays (PROBLEM.md section 4).
+"""The time-indexed formulation as arrays (PROBLEM.md section 4), built without solving.
 
 One column per usable (job, start) pair, ``x[j, s] = 1`` iff job ``j`` starts at
-slot ``s``. Everything is built with numpy index arithmetic (``repeat`` /
-``cumsum``), never a Python loop over nonzeros, so a model of 100,000 binaries
-builds in a fraction of a second.
-
-Reductions (each exact, none changes the optimum):
-
-* a column exists only for ``s`` in ``[r_j, min(D_j, T) - p_j]`` *and* only if
-  the job fits the inference-free capacity ``G - sum_s d_s[t]`` on every slot
-  of ``[s, s + p_j)`` on its own; a job with no usable start gets no column
-  (it is simply never run);
-* a job with a single column needs no assignment row (its bound is 1);
-* a capacity row is written only for slots where the largest load the
-  columns covering it could put there exceeds the capacity (the other rows
-  can never bind);
-* ``rounding=(2, 4)`` adds, for every binding slot whose capacity ``C`` is
-  not a multiple of ``d``, the mixed-integer rounding of its capacity row
-  divided by ``d`` (:func:`rounded_coefficients`): with ``C = 9`` and
-  ``d = 2``, ``4 x8 + 2 x4 + x2 <= 4`` over the columns of 8-, 4- and 2-GPU
-  jobs covering the slot (1-GPU jobs drop out): two 4-GPU jobs and a 2-GPU
-  job never fit in 9 GPUs, but the plain row lets each run at 0.9. Valid
-  for every integer schedule, so the optimum is unchanged;
-* ``aggregate=True`` merges identical jobs (same ``g, p, r, D, w``) into one
-  group with integer columns bounded by the group's size, which removes the
-  symmetry between them. The families draw priorities with two decimals, so
-  identical jobs are rare there (0 of 110 in ``medium`` seed 0, a handful of
-  the 2,000 of ``large``); it is exact and costs nothing, so it stays on.
-
-Strengthening measured (``benchmarks/bench_milp.py --parts strength``, 10 s
-limits, one thread, on ``medium`` seeds 0-2 and ``hc-training-heavy``,
-``hc-mixed``, ``hc-deadlines`` seed 0):
-
-* warm start (the ``best`` heuristic, :func:`milp.solve`'s default): the one
-  that matters. ``medium`` seed 0: gap 55.7% without, proven optimal in 4 s
-  with; seed 2: 21.0% -> 4.3%. Kept (``warm_start="auto"``).
-* aggregation of identical jobs: exact and free, but the families have
-  almost no identical jobs, so no measurable effect. Kept.
-* rounded capacity rows (``rounding``, default ``(2, 4)``; divisors 3 and 8
-  added nothing more on the instances below). The LP bound falls from
-  4,929.6 to 4,895.4 on ``medium`` seed 5, 2,485.9 -> 2,329.1 on seed 1,
-  472.8 -> 446.5 on seed 2, 408.5 -> 352.1 on ``hc-bursty`` and
-  1,009.6 -> 936.6 on ``hc-multi-service`` (seed 0). HiGHS's root cuts
-  find most of this themselves, but later: on ``medium`` seed 5 (one
-  thread, warm-started by the best schedule known) its bound reaches
-  4,885.5 after 16 s instead of 21 s, and ends at the same 4,885.2 after
-  60 s. The window MILPs of the LNS (one second each) gain more:
-  ``lns_improve`` alone from the same ``best`` start of seed 5 (55 s,
-  random seeds 1-8) does 222 rounds on mean instead of 204 and is at
-  4,841 after 20 s and 4,849.5 at the end, against 4,833 and 4,846.4
-  (seeds 1-12) without the rows. Kept.
-* ``cliques=True`` adds, for every slot, the clique row "at most one job
-  with ``2 g_j > capacity(t)`` covers slot ``t``". It tightens the plain LP
-  relaxation (``medium`` seed 1: 2485.9 -> 2421.1; seed 2: 472.8 -> 458.4;
-  ``hc-training-heavy``: 564.5 -> 517.9) but not HiGHS's bound after its root
-  cuts (which find these cliques themselves), and it slowed the search on
-  ``medium`` seed 2 (gap 4.3% -> 10.5%). Off by default.
-* measured on ``medium`` seed 7 and not kept (its LP bound is 3,019.87,
-  HiGHS's root cuts reach 3,008.36, the optimum is 2,977.14):
-  the rounding of capacity rows summed over intervals of up to 8 slots
-  (divisors 2-16, the 100 most violated a round, until none is violated):
-  LP 3,017.86. Left-justified starts (a job starts after its release only
-  where the slot before has no room for it, through one load variable per
-  slot; an optimal schedule of this kind always exists, as value does not
-  depend on time): the same LP bound, a model of 103,178 nonzeros instead
-  of 43,135 after presolve, and a bound of 3,010.69 after 60 s on one
-  thread against 3,001.4. Fixing which of the seven 8-GPU jobs run: 7 of
-  the 128 choices have an LP bound above the optimum, but with the
-  optimum's choice fixed HiGHS's bound is still 2,983.01 after 30 s.
-* HiGHS ``mip_heuristic_effort`` 0 or 0.2 instead of 0.05: no gain on
-  ``medium`` seed 1 in 30 s (gap 2.38% and 3.66% against 2.41%); 0.3 on
-  ``medium`` seed 7 in 60 s: 2.27% against 1.23%. Left alone.
-* a better warm start *during* the search: the LNS helper of
-  :class:`milp.highs.Exchange` (two threads), which hands HiGHS every
-  schedule it improves. On the ``medium`` seeds that stayed above 1% the
-  bound was good and the incumbent was not; see the README and
-  ``benchmarks/MILP_NOTES.md`` for the figures.
-  Kept (the default on two threads).
+slot ``s``, built with numpy index arithmetic (no Python loop over nonzeros).
+Exact reductions: a column only for starts where the job fits the
+inference-free capacity alone; no assignment row for a job with one column;
+a capacity row only where the columns covering a slot could overload it.
+Options: rounded capacity rows (``rounding``, the mixed-integer rounding of a
+capacity row divided by ``d``: :func:`rounded_coefficients`), clique rows
+(``cliques``), identical jobs merged into integer columns (``aggregate``); each
+is valid for every integer schedule, so none changes the optimum. What each
+option does to the bounds and the search, as measured, is in ``docs/milp.md``.
 """
 
 from __future__ import annotations
@@ -244,7 +177,7 @@ class Formulation:
 
         A group of identical jobs shares its columns' sum equally among its
         members; a job with no column gets 0. Of an LP solution, this is
-        the ``guide`` of :func:`heuristics.lns.lns_improve`.
+        the ``guide`` of :func:`matheuristics.lns.lns_improve`.
         """
         x = np.asarray(x, dtype=np.float64)
         if x.shape != (self.num_cols,):
@@ -258,80 +191,59 @@ class Formulation:
 
     # --------------------------------------------------------------- export
     def col_names(self) -> list[str]:
-        """Readable, unique column names, ``x_<job>_s<start>``.
+        """Readable, unique column names, ``x_<job>_s<start>`` (:func:`milp.export.col_names`)."""
+        from .export import col_names
 
-        An aggregated group's column is named after its first job with the
-        group size, ``x_<job>+<n-1>_s<start>``. Names that would collide once
-        an LP writer replaces its special characters get a ``_c<col>`` suffix.
-        """
-        names = []
-        for col in range(self.num_cols):
-            k = int(self.col_group[col])
-            job = self.instance.jobs[int(self.col_job[col])].name
-            extra = f"+{self.groups[k].size - 1}" if self.groups[k].size > 1 else ""
-            names.append(f"x_{job}{extra}_s{int(self.col_start[col])}")
-        return _unique(names)
+        return col_names(self)
 
     def row_names(self) -> list[str]:
-        """Readable, unique row names: ``assign_<job>``, ``cap_t<slot>``, ``clique_t<slot>``,
-        ``round_t<slot>``."""
-        names = []
-        for kind, ref in zip(self.row_kind.tolist(), self.row_ref.tolist()):
-            if kind == ROW_ASSIGN:
-                names.append(f"assign_{self.instance.jobs[int(self.groups[ref][0])].name}")
-            elif kind == ROW_CAPACITY:
-                names.append(f"cap_t{ref}")
-            elif kind == ROW_ROUNDED:
-                names.append(f"round_t{ref}")
-            else:
-                names.append(f"clique_t{ref}")
-        return _unique(names)
+        """Readable, unique row names (:func:`milp.export.row_names`)."""
+        from .export import row_names
+
+        return row_names(self)
 
     def to_pulp(self) -> Any:
-        """The same model as a ``pulp.LpProblem`` (maximize), with readable names.
+        """The same model as a ``pulp.LpProblem`` (maximize), with readable names."""
+        from .export import pulp_model
 
-        Rows and columns keep this formulation's order and names
-        (:meth:`col_names`, :meth:`row_names`, as sanitized by PuLP).
-        """
-        return self.pulp_model()[0]
+        return pulp_model(self)[0]
 
     def pulp_model(self) -> tuple[Any, list[Any]]:
-        """The PuLP problem and its variables in column order."""
-        import pulp
+        """The PuLP problem and its variables in column order (:func:`milp.export.pulp_model`)."""
+        from .export import pulp_model
 
-        prob = pulp.LpProblem(_safe(self.instance.name), pulp.LpMaximize)
-        cols = self.col_names()
-        # PuLP >= 3.3 creates variables through the problem; older ones directly
-        make = getattr(prob, "add_variable", None) or pulp.LpVariable
-        xs = [
-            make(
-                name, float(self.col_lower[i]), float(self.col_upper[i]),
-                pulp.LpBinary if self.col_upper[i] == 1 else pulp.LpInteger,
-            )
-            for i, name in enumerate(cols)
-        ]
-        prob += pulp.LpAffineExpression(zip(xs, self.c.tolist())), "value"
-        csr = self.A.tocsr()
-        indptr, indices, data = csr.indptr, csr.indices.tolist(), csr.data.tolist()
-        for r, name in enumerate(self.row_names()):
-            lo, hi = indptr[r], indptr[r + 1]
-            expr = pulp.LpAffineExpression(
-                [(xs[indices[i]], data[i]) for i in range(lo, hi)]
-            )
-            up, low = float(self.row_upper[r]), float(self.row_lower[r])
-            if np.isfinite(up):
-                prob += pulp.LpConstraint(expr, pulp.LpConstraintLE, name, up)
-            if np.isfinite(low):
-                prob += pulp.LpConstraint(expr, pulp.LpConstraintGE, name + "_lo", low)
-        return prob, xs
+        return pulp_model(self)
 
     def write_mps(self, path: str) -> None:
-        """Write the model as a (free) MPS file (via PuLP, names kept)."""
-        self.to_pulp().writeMPS(str(path))
+        """Write the model as an MPS file with HiGHS's writer (:func:`milp.export.write_model`)."""
+        from .export import write_model
+
+        write_model(self, path, ".mps")
 
     def write_lp(self, path: str) -> None:
-        """Write the model in CPLEX LP format (via PuLP, names kept)."""
-        self.to_pulp().writeLP(str(path))
+        """Write the model in CPLEX LP format with HiGHS's writer (names kept)."""
+        from .export import write_model
+
+        write_model(self, path, ".lp")
+
+    def feasible(self, start: np.ndarray) -> bool:
+        """Whether a per-job start array satisfies every row and bound of the model.
+
+        One sparse product (``A @ encode(start) <= row_upper``): the test of a
+        start array on the hot path of a search, where :func:`instances.evaluate`
+        (plain loops, run at the public boundary) would cost more than the
+        window it checks. Every column is a start that fits alone and every
+        row holds for each feasible schedule, so this is feasibility under
+        ``curve`` reservation.
+        """
+        try:
+            x = self.encode(start)
+        except ValueError:
+            return False
+        if self.num_rows == 0:
+            return bool(np.all(x <= self.col_upper))
+        load = self.A @ x
+        return bool(np.all(load <= self.row_upper + 1e-9) and np.all(x <= self.col_upper))
 
     def summary(self) -> str:
         """One line: sizes and build time."""
@@ -339,18 +251,6 @@ class Formulation:
             f"{self.instance.name}: {self.num_cols} columns, {self.num_rows} rows, "
             f"{self.nnz} nonzeros, built in {self.stats.get('build_s', 0.0):.3f} s"
         )
-
-
-def _safe(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "_." else "_" for ch in name) or "model"
-
-
-def _unique(names: list[str]) -> list[str]:
-    safe = [_safe(n) for n in names]
-    seen: dict[str, int] = {}
-    for s in safe:
-        seen[s] = seen.get(s, 0) + 1
-    return [n if seen[s] == 1 else f"{n}_c{i}" for i, (n, s) in enumerate(zip(names, safe))]
 
 
 def _groups(inst: Instance, aggregate: bool) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
@@ -387,7 +287,7 @@ def build(
         Refuse models with more candidate columns than this, before any large
         array is allocated.
     aggregate
-        Merge identical jobs into integer columns (exact; see module notes).
+        Merge identical jobs into integer columns (exact; removes the symmetry between them).
     cliques
         Add the per-slot clique rows over jobs larger than half the capacity.
     rounding
@@ -397,7 +297,8 @@ def build(
         ``a_j = floor(g_j / d) + max(0, g_j mod d - C mod d) / (d - C mod d)``
         over the columns covering the slot: the mixed-integer rounding of
         the capacity row divided by ``d``, valid for every integer
-        schedule. See the module notes.
+        schedule. With ``C = 9`` and ``d = 2``:
+        ``4 x8 + 2 x4 + x2 <= 4`` over the 8-, 4- and 2-GPU jobs covering the slot.
 
     Returns
     -------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 import os
@@ -15,10 +14,11 @@ import numpy as np
 
 from instances import Status
 
-from ._common import RawSolve
+from ._common import IncumbentHooks, RawSolve
 from .formulation import Formulation
+from .progress import Progress
 
-__all__ = ["STATUS", "Exchange", "lp_relaxation", "lp_solution", "silence_banner", "solve_highs"]
+__all__ = ["STATUS", "lp_relaxation", "lp_solution", "pass_model", "silence_banner", "solve_highs"]
 
 logger = logging.getLogger(__name__)
 
@@ -96,12 +96,13 @@ def objective_scale(c: np.ndarray) -> float:
     return float(2.0 ** (10 - math.ceil(math.log2(top))))
 
 
-def _pass(h: Any, form: Formulation) -> float:
-    """Pass ``form`` to ``h`` with its objective scaled; return the scale."""
+def pass_model(h: Any, form: Formulation, scale: float | None = None) -> float:
+    """Pass ``form`` to ``h`` with its objective scaled (by :func:`objective_scale` unless
+    ``scale`` is given); return the scale."""
     import highspy
 
     A = form.A
-    scale = objective_scale(form.c)
+    scale = objective_scale(form.c) if scale is None else scale
     status = h.passModel(
         form.num_cols, form.num_rows, form.nnz,
         int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMaximize), 0.0,
@@ -121,7 +122,7 @@ def lp_solution(
     h = _new_highs(threads)
     h.setOptionValue("time_limit", max(0.0, float(time_limit)))
     h.setOptionValue("solve_relaxation", True)
-    scale = _pass(h, form)
+    scale = pass_model(h, form)
     h.run()
     if h.modelStatusToString(h.getModelStatus()) != "Optimal":
         return None
@@ -135,115 +136,6 @@ def lp_relaxation(form: Formulation, time_limit: float, threads: int = 1) -> flo
     return None if lp is None else lp[0]
 
 
-class _Progress:
-    """A tqdm bar over the time limit showing incumbent, bound and gap."""
-
-    def __init__(self, time_limit: float, name: str, scale: float = 1.0) -> None:
-        from tqdm.auto import tqdm
-
-        self.bar = tqdm(total=round(time_limit, 1), desc=name, unit="s", leave=True)
-        self.last = 0.0
-        self.scale = scale
-
-    def __call__(self, e: Any) -> None:
-        out = e.data_out
-        now = float(out.running_time)
-        if now - self.last < 0.2:
-            return
-        self.bar.update(round(now - self.bar.n, 1))
-        self.last = now
-        inc, bound = out.mip_primal_bound / self.scale, out.mip_dual_bound / self.scale
-        self.bar.set_postfix(
-            incumbent=f"{inc:.6g}" if math.isfinite(inc) else "-",
-            bound=f"{bound:.6g}" if math.isfinite(bound) else "-",
-            gap=f"{100 * out.mip_gap:.2f}%" if math.isfinite(out.mip_gap) else "-",
-        )
-
-    def close(self) -> None:
-        self.bar.close()
-
-
-class Exchange:
-    """Incumbents traded between HiGHS and a large-neighbourhood search beside it.
-
-    HiGHS proves the bound; the LNS of :func:`heuristics.lns.lns_improve`,
-    run in a second thread, finds better schedules than HiGHS's own
-    heuristics on the harder instances. Each side hands its improvements to
-    the other: the LNS's through HiGHS's user-solution callback (HiGHS
-    checks every one it is given), HiGHS's through the improving-solution
-    callback, which the LNS picks up before its next window.
-
-    Parameters
-    ----------
-    form
-        The formulation HiGHS solves.
-    start
-        The warm start both sides begin from (per-job start array).
-    """
-
-    def __init__(self, form: Formulation, start: np.ndarray) -> None:
-        from heuristics._core import start_value
-
-        self.form = form
-        self.value_of = functools.partial(start_value, form.instance)
-        self.lock = threading.Lock()
-        self.start = np.asarray(start, dtype=np.int64).copy()
-        self.value = self.value_of(self.start)
-        self.to_highs: np.ndarray | None = None
-        self.done = threading.Event()
-        self.counts = {"lns": 0, "highs": 0, "given": 0}
-
-    def _compare(self, value: float) -> int:
-        """``1`` if ``value`` beats the best so far, ``-1`` if it is behind, else ``0``."""
-        slack = 1e-9 * abs(self.value)
-        return 1 if value > self.value + slack else -1 if value < self.value - slack else 0
-
-    def from_lns(self, start: np.ndarray, value: float) -> np.ndarray | None:
-        """The LNS's current schedule in; a better one (from HiGHS) out, or ``None``."""
-        with self.lock:
-            side = self._compare(value)
-            if side > 0:
-                self.start, self.value = start.copy(), value
-                self.to_highs = self.form.encode(start)
-                self.counts["lns"] += 1
-            return self.start.copy() if side < 0 else None
-
-    def from_highs(self, e: Any) -> None:
-        """``cbMipImprovingSolution``: keep HiGHS's incumbent if it is the best so far."""
-        start = self.form.decode(np.asarray(e.data_out.mip_solution))
-        value = self.value_of(start)
-        with self.lock:
-            if self._compare(value) > 0:
-                self.start, self.value = start, value
-                self.to_highs = None
-                self.counts["highs"] += 1
-
-    def give_highs(self, e: Any) -> None:
-        """``cbMipUserSolution``: hand HiGHS the LNS's latest improvement."""
-        with self.lock:
-            x, self.to_highs = self.to_highs, None
-        if x is not None:
-            e.data_in.setSolution(x)
-            self.counts["given"] += 1
-
-    def run_lns(self, time_limit: float, seed: int) -> None:
-        """The LNS loop of the helper thread, until ``time_limit`` or :attr:`done`."""
-        from heuristics.lns import lns_improve
-
-        try:
-            lns_improve(
-                self.form.instance, self.start, time_limit=time_limit, rounds=10**9, seed=seed,
-                exchange=self.from_lns, should_stop=self.done.is_set,
-            )
-        except Exception:  # the helper must never take the solve down with it
-            logger.exception("LNS helper failed; HiGHS goes on alone")
-
-    def summary(self) -> str:
-        c = self.counts
-        return (f"LNS helper: {c['lns']} improvements ({c['given']} handed to HiGHS), "
-                f"{c['highs']} from HiGHS")
-
-
 def solve_highs(
     form: Formulation,
     *,
@@ -251,11 +143,11 @@ def solve_highs(
     mip_gap: float,
     threads: int,
     warm_start: np.ndarray | None,
-    progress: bool,
+    progress: Progress | None,
     root_lp: bool = True,
     seed: int = 0,
     stop: threading.Event | None = None,
-    lns_helper: bool | None = None,
+    hooks: IncumbentHooks | None = None,
     **options: Any,
 ) -> RawSolve:
     """Solve with highspy.
@@ -269,75 +161,60 @@ def solve_highs(
         HiGHS ``random_seed``.
     stop
         When set (by another solver of a portfolio), the search stops.
-    lns_helper
-        Run the large-neighbourhood search of :class:`Exchange` in a second
-        thread beside HiGHS, trading incumbents (needs a warm start). HiGHS
-        then runs on one thread, whatever ``threads`` says, as the LNS's
-        window MILPs do (HiGHS's thread pool is one per process). ``None``
-        (default): on when ``threads == 2``, where it gave a better worst
-        gap than a second HiGHS worker on the medium family (1% reached on
-        12 of 12 seeds against 10, worst 0.88% against 1.61%, same median;
-        11 of 12, worst 1.11%, in a second run;
-        ``benchmarks/bench_milp.py --threads 2``); above two threads HiGHS
-        gets them all. Measured and not kept: HiGHS keeping two workers
-        (its parallel tree search, highspy 1.16) beside the LNS, the LNS
-        ending once HiGHS led and it had not improved for 10 s. Medium seed
-        7 still went over 1% (1 of 16 runs, 0.43-1.36%; bound after 60 s
-        2,989-2,997 against 2,993.5-3,001), and seed 5 fell to 0.41-0.99%
-        (16 runs) from 0.35-0.58% (9 runs). With the LNS ending once
-        HiGHS's search had left the root node instead: seed 7 0.56-0.97% (4
-        runs), seed 5 0.60-0.91% (3); the same with the LNS in a process of
-        its own (a one-thread pool for its windows): seed 7 0.74, 1.18 and
-        0.81%, seed 5 0.49-0.62%.
+    hooks
+        Work beside the search that trades incumbents with it
+        (:class:`milp.IncumbentHooks`): HiGHS's improving solutions go to
+        :meth:`~milp.IncumbentHooks.incumbent`, and what
+        :meth:`~milp.IncumbentHooks.offer` returns goes to HiGHS through its
+        user-solution callback (HiGHS checks every one). HiGHS then runs on
+        one thread, whatever ``threads`` says: its thread pool is one per
+        process, and hooks that solve MILPs of their own (the LNS helper of
+        :func:`matheuristics.solve_milp`) use one thread.
     **options
         Further HiGHS options by name (``presolve="off"``, ...).
     """
     t0 = time.perf_counter()
-    if lns_helper is None:
-        lns_helper = threads == 2
-    helper = Exchange(form, warm_start) if lns_helper and warm_start is not None else None
-    if helper is not None:
-        threads = 1  # the LNS's window MILPs run on one thread: one scheduler for both
+    if hooks is not None:
+        threads = 1
+    if progress is not None and root_lp:
+        progress.set_phase("LP")
     lp_bound = lp_relaxation(form, time_limit, threads) if root_lp else None
     h = _new_highs(threads)
     remaining = max(0.0, time_limit - (time.perf_counter() - t0))
-    lns = None
-    if helper is not None:  # started once HiGHS's thread pool is set up for one thread
-        lns = threading.Thread(target=helper.run_lns, args=(max(0.0, remaining - 0.3), seed),
-                               daemon=True)
-        lns.start()
-    h.setOptionValue("time_limit", remaining)
-    h.setOptionValue("mip_rel_gap", float(mip_gap))
-    h.setOptionValue("random_seed", int(seed))
-    import highspy
-
-    for key, value in options.items():
-        if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
-            raise ValueError(f"params: HiGHS rejects option {key}={value!r}")
-    scale = _pass(h, form)
-    if warm_start is not None:
-        x = form.encode(warm_start)
-        h.setSolution(form.num_cols, np.arange(form.num_cols, dtype=np.int32), x)
-    bar = _Progress(remaining, "milp", scale) if progress else None
-    if bar is not None:
-        h.cbMipInterrupt.subscribe(bar)
-    if stop is not None:
-        def interrupt(e: Any) -> None:
-            if stop.is_set():
-                e.data_in.user_interrupt = True
-
-        h.cbMipInterrupt.subscribe(interrupt)
-    if helper is not None:
-        h.cbMipImprovingSolution.subscribe(helper.from_highs)
-        h.cbMipUserSolution.subscribe(helper.give_highs)
+    started = False
     try:
+        if hooks is not None:  # started once HiGHS's thread pool is set up for one thread
+            ws = warm_start if warm_start is not None else np.full(
+                form.instance.num_jobs, -1, dtype=np.int64)
+            hooks.start(form, ws, remaining)
+            started = True
+        h.setOptionValue("time_limit", remaining)
+        h.setOptionValue("mip_rel_gap", float(mip_gap))
+        h.setOptionValue("random_seed", int(seed))
+        import highspy
+
+        for key, value in options.items():
+            if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
+                raise ValueError(f"params: HiGHS rejects option {key}={value!r}")
+        scale = pass_model(h, form)
+        if warm_start is not None:
+            x = form.encode(warm_start)
+            h.setSolution(form.num_cols, np.arange(form.num_cols, dtype=np.int32), x)
+        if progress is not None:
+            progress.set_phase("search")
+            h.cbMipInterrupt.subscribe(progress.highs_callback(scale))
+        if stop is not None:
+            def interrupt(e: Any) -> None:
+                if stop.is_set():
+                    e.data_in.user_interrupt = True
+
+            h.cbMipInterrupt.subscribe(interrupt)
+        if hooks is not None:
+            _subscribe_hooks(h, form, hooks)
         h.run()
     finally:
-        if helper is not None and lns is not None:
-            helper.done.set()
-            lns.join()
-        if bar is not None:
-            bar.close()
+        if started and hooks is not None:
+            hooks.stop()
     name = h.modelStatusToString(h.getModelStatus())
     key = str(h.getModelStatus()).rsplit(".", 1)[-1]
     status = STATUS.get(key, Status.ERROR)
@@ -349,9 +226,10 @@ def solve_highs(
     dual = float(info.mip_dual_bound) / scale if info.mip_node_count >= 0 else math.inf
     message = f"HiGHS: {name}" if status is not Status.ERROR else f"HiGHS model status: {name}"
     alternatives: tuple[np.ndarray, ...] = ()
-    if helper is not None:
-        message += f"; {helper.summary()}"
-        alternatives = (helper.start,)
+    if hooks is not None:
+        message += f"; {hooks.summary()}"
+        best = hooks.best()
+        alternatives = () if best is None else (best,)
     return RawSolve(
         status=status,
         start=start,
@@ -361,3 +239,18 @@ def solve_highs(
         message=message,
         alternatives=alternatives,
     )
+
+
+def _subscribe_hooks(h: Any, form: Formulation, hooks: IncumbentHooks) -> None:
+    """HiGHS's improving solutions to ``hooks``, and what they offer back to HiGHS."""
+
+    def improving(e: Any) -> None:
+        hooks.incumbent(form.decode(np.asarray(e.data_out.mip_solution)))
+
+    def user_solution(e: Any) -> None:
+        start = hooks.offer()
+        if start is not None:
+            e.data_in.setSolution(form.encode(start))
+
+    h.cbMipImprovingSolution.subscribe(improving)
+    h.cbMipUserSolution.subscribe(user_solution)

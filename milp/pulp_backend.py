@@ -20,6 +20,7 @@ from instances import Status
 from ._common import RawSolve
 from .formulation import Formulation
 from .highs import STATUS, lp_relaxation, silence_banner
+from .progress import Progress
 
 __all__ = ["solve_pulp"]
 
@@ -33,7 +34,7 @@ def solve_pulp(
     mip_gap: float,
     threads: int,
     warm_start: np.ndarray | None,
-    progress: bool,
+    progress: Progress | None,
     solver: str = "auto",
     root_lp: bool = True,
 ) -> RawSolve:

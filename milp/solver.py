@@ -1,20 +1,24 @@
-"""``milp.solve``: build, warm-start, hand to a backend, check, and bound honestly.
+"""``milp.solve``: build, hand to a backend, check, and bound honestly.
 
 Whatever the backend says, the returned :class:`~instances.Result` holds
 
-* the best *checked* schedule among the solver's incumbent and the warm start
-  (its value recomputed by :func:`instances.evaluate`, never the solver's
-  objective);
+* the best *checked* schedule among the solver's incumbent, the hooks' best
+  and the warm start (its value recomputed by :func:`instances.evaluate`,
+  never the solver's objective);
 * an ``upper_bound`` that is the smallest of the valid bounds at hand (the
   solver's dual bound, the LP relaxation, the value of running every job that
   has a column), and never below the schedule's value: a dual bound below a
   checked value by more than the tolerance is a bug, reported as status
   ``error`` with the figures in ``message``.
+
+:func:`solve_arrays` is the same solve on arrays (a formulation and a start
+array in, a :class:`RawSolve` out, no checker): :func:`solve` runs it, and
+so does the large-neighbourhood search of :mod:`matheuristics`, window
+after window.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 import math
 import time
@@ -25,10 +29,11 @@ import numpy as np
 
 from instances import InfeasibleScheduleError, Instance, Result, Schedule, Status, evaluate
 
-from ._common import Backend, RawSolve
-from .formulation import DEFAULT_MAX_COLUMNS, DEFAULT_ROUNDING, build
+from ._common import Backend, IncumbentHooks, RawSolve
+from .formulation import DEFAULT_MAX_COLUMNS, DEFAULT_ROUNDING, Formulation, build
+from .progress import Progress
 
-__all__ = ["BACKENDS", "METHOD_NAMES", "solve", "warm_start_schedule"]
+__all__ = ["BACKENDS", "METHOD_BACKENDS", "METHOD_NAMES", "solve", "solve_arrays"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +58,7 @@ def _cpsat(*args: Any, **kwargs: Any) -> RawSolve:
 
 def portfolio(
     form: Any, *, time_limit: float, mip_gap: float, threads: int, warm_start: np.ndarray | None,
-    progress: bool, **params: Any,
+    progress: Progress | None, **params: Any,
 ) -> RawSolve:
     """HiGHS (one thread) and CP-SAT (``threads - 1`` workers) side by side.
 
@@ -80,7 +85,7 @@ def portfolio(
 
     with ThreadPoolExecutor(2) as pool:
         fh = pool.submit(run, "HiGHS", _highs, threads=1, progress=progress, **params)
-        fc = pool.submit(run, "CP-SAT", _cpsat, threads=max(1, threads - 1), progress=False)
+        fc = pool.submit(run, "CP-SAT", _cpsat, threads=max(1, threads - 1), progress=None)
         h, c = fh.result(), fc.result()
     ok = [r for r in (h, c) if r.status is not Status.ERROR]
     starts = sorted(
@@ -115,8 +120,15 @@ METHOD_NAMES: dict[str, str] = {
 }
 """Backend name -> ``Result.method``."""
 
-WARM_START_SHARE = 0.1
-"""Largest share of the time limit the automatic warm start may spend (capped at 10 s)."""
+METHOD_BACKENDS: dict[str, str] = {
+    m: next(b for b, name in METHOD_NAMES.items() if name == m)
+    for m in dict.fromkeys(METHOD_NAMES.values())
+}
+"""Method name -> backend: :data:`METHOD_NAMES` read backwards, the first backend of a
+method winning (``milp`` is ``highs``, not ``portfolio``)."""
+
+HOOK_BACKENDS: frozenset[str] = frozenset({"highs"})
+"""Backends that call :class:`IncumbentHooks`."""
 
 
 def _tolerance(inst: Instance, value: float) -> float:
@@ -131,71 +143,113 @@ def _tolerance(inst: Instance, value: float) -> float:
     return 1e-6 * max(abs(value), floor)
 
 
-def _accepts(fn: Any, name: str) -> bool:
-    try:
-        return name in inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # pragma: no cover
-        return False
+def _check_args(backend: str, time_limit: Any, mip_gap: Any, threads: Any) -> None:
+    if backend not in BACKENDS:
+        raise ValueError(f"backend: must be one of {list(BACKENDS)}, got {backend!r}")
+    if not (isinstance(time_limit, (int, float)) and time_limit >= 0 and not math.isnan(time_limit)):
+        raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
+    if not (isinstance(mip_gap, (int, float)) and 0 <= mip_gap < 1):
+        raise ValueError(f"mip_gap: must be in [0, 1), got {mip_gap!r}")
+    if not (isinstance(threads, int) and threads >= 1):
+        raise ValueError(f"threads: must be an integer >= 1, got {threads!r}")
 
 
-def warm_start_schedule(inst: Instance, time_limit: float) -> tuple[Schedule | None, str]:
-    """The best fast heuristic's schedule, within a small share of ``time_limit``.
-
-    Uses the ``best`` heuristic when it is registered, else the best of
-    ``fifo-curve`` and the registered ``list*`` methods.
-
-    Returns
-    -------
-    (Schedule or None, str)
-        The schedule (``None`` when no time is left) and the method that found it.
-    """
-    if time_limit <= 0:
-        return None, ""
-    import heuristics
-
-    budget = min(10.0, WARM_START_SHARE * time_limit)
-    names = (
-        ["best"] if "best" in heuristics.METHODS
-        else ["fifo-curve", *(m for m in heuristics.METHODS if m.startswith("list"))]
-    )
-    best: Result | None = None
-    for name in names:
-        params: dict[str, Any] = {}
-        if _accepts(heuristics.METHODS[name], "time_limit"):
-            params["time_limit"] = budget
-        res = heuristics.solve(inst, name, **params)
-        if best is None or res.value > best.value:
-            best = res
-    assert best is not None
-    return best.schedule, best.method
-
-
-def _resolve_warm_start(
-    inst: Instance, warm_start: Any, time_limit: float
-) -> tuple[np.ndarray | None, str]:
+def _warm_start_array(inst: Instance, warm_start: Any) -> tuple[np.ndarray | None, str]:
+    """The start array of a warm start (checked) and a label for it."""
     if warm_start is None:
         return None, ""
     if isinstance(warm_start, str):
-        if warm_start != "auto":
+        if warm_start == "auto":
             raise ValueError(
-                f"warm_start: must be 'auto', None, a Schedule or a Result, got {warm_start!r}"
+                "warm_start: 'auto' is resolved above the MILP, by matheuristics.solve_milp "
+                "(what gpusched.solve(inst, 'milp') runs); milp.solve takes None, a Schedule, "
+                "a Result or a start array"
             )
-        schedule, source = warm_start_schedule(inst, time_limit)
-    elif isinstance(warm_start, Result):
+        raise ValueError(
+            f"warm_start: must be None, a Schedule, a Result or a start array, got {warm_start!r}"
+        )
+    if isinstance(warm_start, Result):
         schedule, source = warm_start.schedule, warm_start.method
     elif isinstance(warm_start, Schedule):
         schedule, source = warm_start, "given schedule"
+    elif isinstance(warm_start, np.ndarray) and warm_start.dtype.kind in "iu":
+        schedule, source = Schedule.from_array(inst, warm_start), "given start array"
     else:
         raise ValueError(
-            f"warm_start: must be 'auto', None, a Schedule or a Result, got {type(warm_start).__name__}"
+            "warm_start: must be None, a Schedule, a Result or an integer start array, got "
+            f"{type(warm_start).__name__}"
         )
-    if schedule is None:
-        return None, ""
     try:
         evaluate(inst, schedule)
     except InfeasibleScheduleError as e:
         raise ValueError(f"warm_start: the schedule is infeasible: {e}") from None
     return schedule.to_array(inst), source
+
+
+def solve_arrays(
+    form: Formulation,
+    *,
+    time_limit: float,
+    mip_gap: float = 1e-4,
+    threads: int = 1,
+    warm_start: np.ndarray | None = None,
+    backend: str = "highs",
+    progress: Progress | None = None,
+    hooks: IncumbentHooks | None = None,
+    **params: Any,
+) -> RawSolve:
+    """Solve a built formulation from a start array: the array-level core of :func:`solve`.
+
+    Nothing here builds a :class:`~instances.Schedule` or runs the checker;
+    :func:`solve` does both on what this returns. A solver failure is a
+    :class:`RawSolve` of status ``error``, never an exception.
+
+    Parameters
+    ----------
+    form
+        The formulation (:func:`milp.build`).
+    time_limit
+        Seconds for the backend.
+    warm_start
+        A feasible per-job start array (``-1``: not run), or ``None``; not
+        checked here.
+    backend, mip_gap, threads, progress, hooks, **params
+        As for :func:`solve`.
+
+    Returns
+    -------
+    RawSolve
+        Status, the solver's incumbent as a start array (``start``), the
+        dual bound and the LP bound.
+
+    Raises
+    ------
+    ValueError
+        For a bad argument or backend option (``params: ...``).
+    """
+    _check_args(backend, time_limit, mip_gap, threads)
+    if hooks is not None and backend not in HOOK_BACKENDS:
+        raise ValueError(f"hooks: backend {backend!r} takes none (only {sorted(HOOK_BACKENDS)})")
+    if form.num_cols == 0:
+        return RawSolve(Status.OPTIMAL, None, 0.0, 0.0, 0, "no job can run: nothing to solve")
+    if time_limit <= 0:
+        return RawSolve(Status.TIME_LIMIT, message="time limit reached before the solver started")
+    if hooks is not None:
+        params["hooks"] = hooks
+    try:
+        return BACKENDS[backend](
+            form, time_limit=time_limit, mip_gap=mip_gap, threads=threads, warm_start=warm_start,
+            progress=progress, **params,
+        )
+    except (ValueError, TypeError, ImportError) as e:
+        if isinstance(e, ValueError) and str(e).startswith("params:"):
+            raise
+        if isinstance(e, TypeError) and "unexpected keyword argument" in str(e):
+            raise ValueError(f"params: backend {backend!r}: {e}") from None
+        return RawSolve(Status.ERROR, message=f"{type(e).__name__}: {e}")
+    except Exception as e:  # a solver failure must not crash the caller
+        logger.exception("backend %s failed", backend)
+        return RawSolve(Status.ERROR, message=f"{type(e).__name__}: {e}")
 
 
 def solve(
@@ -204,9 +258,10 @@ def solve(
     time_limit: float = 60.0,
     mip_gap: float = 1e-4,
     threads: int = 1,
-    warm_start: Any = "auto",
+    warm_start: Any = None,
     backend: str = "highs",
-    progress: bool = False,
+    progress: bool | Progress = False,
+    hooks: IncumbentHooks | None = None,
     max_columns: int = DEFAULT_MAX_COLUMNS,
     aggregate: bool = True,
     cliques: bool = False,
@@ -215,35 +270,49 @@ def solve(
 ) -> Result:
     """Solve the time-indexed MILP of an instance.
 
+    The MILP alone: the automatic warm start (the ``best`` heuristic) and
+    the LNS helper beside HiGHS are added above it, by
+    :func:`matheuristics.solve_milp`, which ``gpusched.solve(inst, "milp")``
+    and the command line run.
+
+    On an instance with nodes this solves the node model instead
+    (:func:`milp.nodes.solve_nodes`, which takes further options:
+    ``symmetry``, ``flat_share``, ``flat``, ``lagrangian``); the backend is
+    ``highs`` or ``cpsat`` there, and incumbent hooks are not taken.
+
     Parameters
     ----------
     inst
         The instance.
     time_limit
-        Wall-clock seconds for everything (warm start, LP relaxation, search).
+        Wall-clock seconds for everything (model build, LP relaxation, search).
     mip_gap
         Relative gap at which the search stops and reports ``optimal``.
     threads
         Solver threads.
     warm_start
-        ``"auto"`` (the best fast heuristic), ``None``, a
-        :class:`~instances.Schedule` or a :class:`~instances.Result`.
+        ``None`` (default), a :class:`~instances.Schedule`, a
+        :class:`~instances.Result` or a per-job start array (``-1``: not
+        run); checked by :func:`instances.evaluate` first.
     backend
         ``"highs"`` (method ``milp``), ``"pulp"`` (``milp-pulp``),
         ``"cpsat"`` (``cpsat``), or ``"portfolio"`` (method ``milp``: HiGHS
         and CP-SAT in parallel, for ``threads >= 2``; see :func:`portfolio`).
     progress
-        Show a progress bar with incumbent and bound (HiGHS backend).
+        Show a progress bar with incumbent, bound and gap: ``True`` for one
+        over this call, or a :class:`~milp.progress.Progress` the caller made
+        earlier (and closes).
+    hooks
+        :class:`~milp.IncumbentHooks` run beside the search, trading
+        incumbents with it (HiGHS backend; HiGHS then runs on one thread).
     max_columns
         Refuse larger models (see :func:`milp.build`).
     aggregate, cliques, rounding
         Formulation options (see :func:`milp.build`).
     **params
-        Backend options. HiGHS: ``root_lp``, ``seed``, ``lns_helper`` (run the
-        large-neighbourhood search beside HiGHS in a second thread, trading
-        incumbents with it; on by default when ``threads == 2``: see
-        :func:`milp.highs.solve_highs`) and HiGHS
-        options by name. CP-SAT: ``seed`` and CP-SAT parameters by name.
+        Backend options. HiGHS: ``root_lp``, ``seed`` and HiGHS options by
+        name (see :func:`milp.highs.solve_highs`). CP-SAT: ``seed`` and
+        CP-SAT parameters by name.
 
     Returns
     -------
@@ -256,47 +325,46 @@ def solve(
         For a bad argument, an infeasible warm start, or a model over
         ``max_columns``.
     """
-    t0 = time.perf_counter()
-    if backend not in BACKENDS:
-        raise ValueError(f"backend: must be one of {list(BACKENDS)}, got {backend!r}")
-    if not (isinstance(time_limit, (int, float)) and time_limit >= 0 and not math.isnan(time_limit)):
-        raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
-    if not (isinstance(mip_gap, (int, float)) and 0 <= mip_gap < 1):
-        raise ValueError(f"mip_gap: must be in [0, 1), got {mip_gap!r}")
-    if not (isinstance(threads, int) and threads >= 1):
-        raise ValueError(f"threads: must be an integer >= 1, got {threads!r}")
-    method = METHOD_NAMES[backend]
-    form = build(inst, max_columns, aggregate=aggregate, cliques=cliques, rounding=rounding)
-    call = {
-        "time_limit": time_limit, "mip_gap": mip_gap, "threads": threads,
-        "backend": backend, "aggregate": aggregate, "cliques": cliques,
-        "rounding": [int(d) for d in rounding], **params,
-    }
-    ws, source = _resolve_warm_start(inst, warm_start, time_limit)
-    if ws is not None:
-        call["warm_start"] = source
+    if inst.nodes is not None:  # -- the node model (milp/nodes.py): nodes need their own model --
+        from .nodes import solve_nodes
 
-    remaining = time_limit - (time.perf_counter() - t0)
-    if form.num_cols == 0:
-        raw = RawSolve(Status.OPTIMAL, None, 0.0, 0.0, 0, "no job can run: nothing to solve")
-    elif remaining <= 0:
-        raw = RawSolve(Status.TIME_LIMIT, message="time limit reached before the solver started")
-    else:
-        try:
-            raw = BACKENDS[backend](
-                form, time_limit=remaining, mip_gap=mip_gap, threads=threads, warm_start=ws,
-                progress=progress, **params,
-            )
-        except (ValueError, TypeError, ImportError) as e:
-            if isinstance(e, ValueError) and str(e).startswith("params:"):
-                raise
-            if isinstance(e, TypeError) and "unexpected keyword argument" in str(e):
-                raise ValueError(f"params: backend {backend!r}: {e}") from None
-            raw = RawSolve(Status.ERROR, message=f"{type(e).__name__}: {e}")
-        except Exception as e:  # a solver failure must not crash the caller
-            logger.exception("backend %s failed", backend)
-            raw = RawSolve(Status.ERROR, message=f"{type(e).__name__}: {e}")
-    return _assemble(inst, method, form, raw, ws, source, call, t0)
+        if hooks is not None:
+            raise ValueError("hooks: the node model takes no incumbent hooks")
+        return solve_nodes(
+            inst, time_limit=time_limit, mip_gap=mip_gap, threads=threads, warm_start=warm_start,
+            backend=backend, progress=progress, max_columns=max_columns, aggregate=aggregate,
+            cliques=cliques, rounding=rounding, **params,
+        )
+    t0 = time.perf_counter()
+    _check_args(backend, time_limit, mip_gap, threads)
+    if "lns_helper" in params:
+        raise ValueError(
+            "lns_helper: the LNS helper is added above the MILP, by matheuristics.solve_milp; "
+            "milp.solve takes incumbent hooks (hooks=)"
+        )
+    method = METHOD_NAMES[backend]
+    bar = progress if isinstance(progress, Progress) else (
+        Progress(time_limit, "milp") if progress else None)
+    try:
+        if bar is not None:
+            bar.set_phase("build")
+        form = build(inst, max_columns, aggregate=aggregate, cliques=cliques, rounding=rounding)
+        call = {
+            "time_limit": time_limit, "mip_gap": mip_gap, "threads": threads,
+            "backend": backend, "aggregate": aggregate, "cliques": cliques,
+            "rounding": [int(d) for d in rounding], **params,
+        }
+        ws, source = _warm_start_array(inst, warm_start)
+        if ws is not None:
+            call["warm_start"] = source
+        raw = solve_arrays(
+            form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)), mip_gap=mip_gap,
+            threads=threads, warm_start=ws, backend=backend, progress=bar, hooks=hooks, **params,
+        )
+        return _assemble(inst, method, form, raw, ws, source, call, t0)
+    finally:
+        if bar is not None and bar is not progress:
+            bar.close()
 
 
 def _assemble(

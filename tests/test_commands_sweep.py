@@ -11,7 +11,7 @@ import pytest
 import heuristics
 from gpusched.cli import build_parser, main
 from gpusched.commands import sweep as commands
-from gpusched.solvers import EXACT_METHODS
+from gpusched.dispatch import EXACT_METHODS
 
 
 def test_cli_bench_and_bad_input(tmp_path, capsys):

@@ -9,8 +9,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-PENDING = {"docs/milp.md"}
-"""Pages written on another branch of issue 16; the lead removes this entry at the merge."""
 
 LINK = re.compile(r"\]\(([^)#\s]+)(#[^)\s]*)?\)")
 
@@ -27,7 +25,7 @@ def test_links_resolve(page: Path) -> None:
             continue
         path = (page.parent / target).resolve()
         rel = path.relative_to(ROOT).as_posix()
-        assert path.exists() or rel in PENDING, f"{page.name}: broken link {target}"
+        assert path.exists(), f"{page.name}: broken link {target}"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)

@@ -1,4 +1,4 @@
-"""Every heuristic on tiny instances whose schedules are worked out by hand."""
+"""Every heuristic on tiny instances whose schedules are worked out by hand; the registry."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import gpusched
 import heuristics
 import instances
 from heuristics.backfill import easy_starts
-from heuristics.best import CONSTRUCTIVE_MEMBERS
 from heuristics.rules import RULES, order_by
 from instances import Instance, Job, Service, evaluate
+from matheuristics.best import CONSTRUCTIVE_MEMBERS
 
 
 def _starts(inst: Instance, method: str, **params) -> dict[str, int]:
@@ -183,11 +183,54 @@ def test_results_are_checked_and_labelled() -> None:
         evaluate(BACKFILL, res.schedule, res.reservation, enforce_reservation=True)
 
 
-def test_best_keeps_to_its_time_budget() -> None:
-    # Unbounded, these count budgets take far longer than 1 s on a medium
-    # instance (200 passes, 1000 moves, 100 MILP windows); the clock must end them.
-    inst = instances.generate("medium", seed=0)
-    res = heuristics.solve(inst, "best", time_limit=1.0)
-    assert res.runtime_s < 5.0
-    assert res.value >= heuristics.solve(inst, "list").value
-    assert res.value >= heuristics.solve(inst, "fifo").value
+class _EntryPoint:
+    """An entry point of the ``gpusched.methods`` group, as importlib.metadata gives it."""
+
+    def __init__(self, name: str, obj: object) -> None:
+        self.name, self.value, self.obj = name, f"plugin:{name}", obj
+
+    def load(self) -> object:
+        return self.obj
+
+
+def _fresh_registry(monkeypatch: pytest.MonkeyPatch, eps: list[_EntryPoint]) -> None:
+    """The built-in methods only, plugins not loaded yet, ``eps`` the installed entry points."""
+    builtin = {k: v for k, v in heuristics.METHODS._data.items() if k not in ("lns", "best")}
+    monkeypatch.setattr(heuristics.METHODS, "_data", dict(builtin))
+    monkeypatch.setattr(heuristics.DESCRIPTIONS, "_data",
+                        {k: heuristics.DESCRIPTIONS._data[k] for k in builtin})
+    monkeypatch.setattr(heuristics, "_plugins_loaded", [])
+    monkeypatch.setattr(heuristics, "entry_points", lambda group: eps)
+
+
+def test_plugins_are_loaded_when_a_name_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    def double_fifo(inst: Instance, **params: object) -> instances.Result:
+        return heuristics.solve(inst, "fifo")
+
+    _fresh_registry(monkeypatch, [_EntryPoint("twice", heuristics.MethodSpec(double_fifo, "x"))])
+    assert heuristics.METHODS.holds("list") and not heuristics.METHODS.holds("twice")
+    heuristics.solve(LIST, "list")  # a built-in name loads nothing
+    assert heuristics._plugins_loaded == []
+    res = heuristics.solve(LIST, "twice")
+    assert res.value == heuristics.solve(LIST, "fifo").value
+    assert heuristics.DESCRIPTIONS["twice"] == "x" and heuristics.load_plugins() == []
+
+
+def test_the_full_list_loads_the_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
+    _fresh_registry(monkeypatch, [_EntryPoint("p", heuristics.MethodSpec(heuristics.METHODS["fifo"],
+                                                                           "p"))])
+    assert list(heuristics.METHODS)[-1] == "p"
+
+
+def test_a_plugin_that_is_not_a_method_spec_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    _fresh_registry(monkeypatch, [_EntryPoint("bad", lambda inst: None)])
+    with pytest.raises(TypeError, match="MethodSpec"):
+        heuristics.solve(LIST, "bad")
+    assert not heuristics.METHODS.holds("bad") and heuristics._plugins_loaded == []
+
+
+def test_without_plugins_an_unknown_name_says_how_to_get_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _fresh_registry(monkeypatch, [])
+    with pytest.raises(ValueError, match=r"no gpusched\.methods plugins are installed"):
+        heuristics.solve(LIST, "best")

@@ -20,10 +20,10 @@ from strategies import random_instances
 import heuristics
 from heuristics._core import earliest_fit, job_arrays, serial_starts
 from heuristics.backfill import conservative_starts, easy_starts
-from heuristics.best import CONSTRUCTIVE_MEMBERS
 from heuristics.listsched import list_starts, parallel_starts
 from heuristics.rules import RULES, order_by
 from instances import Instance, evaluate
+from matheuristics.best import CONSTRUCTIVE_MEMBERS
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SEARCH_SETTINGS = settings(SETTINGS, max_examples=40)  # these run MILP windows: fewer examples

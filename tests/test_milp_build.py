@@ -1,11 +1,8 @@
-"""milp.build: the arrays against a plain reference, the PuLP export, encode/decode."""
+"""milp.build: the arrays against a plain reference, encode/decode, feasibility of a start."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
-import pulp
 import pytest
 from brute import tiny_instance
 from hypothesis import given, settings
@@ -109,40 +106,22 @@ def test_encode_rejects_a_start_without_column() -> None:
         form.encode(np.array([0]))
 
 
-@pytest.mark.parametrize("family,seed", [("small", 0), ("hc-mixed", 1), ("seed-training-heavy", 2)])
-def test_pulp_model_is_the_same_model(family: str, seed: int, tmp_path) -> None:
-    inst = instances.generate(family, seed=seed)
-    form = milp.build(inst)
-    prob = form.to_pulp()
-    assert len(prob.variables()) == form.num_cols
-    assert prob.numConstraints() == form.num_rows
-    with warnings.catch_warnings():  # PuLP 3.3 deprecates the constraints mapping
-        warnings.simplefilter("ignore", DeprecationWarning)
-        constraints = list(prob.constraints.values())
-    assert sum(len(c) for c in constraints) == form.nnz
-    names = [v.name for v in prob.variables()]
-    assert len(set(names)) == len(names)
-    job = inst.jobs[int(form.col_job[0])].name.replace("-", "_")
-    assert any(n.startswith(f"x_{job}_s") for n in names)
-    # same optimum through PuLP as straight from the arrays
-    direct = milp.solve(inst, warm_start=None, time_limit=30, mip_gap=0)
-    via = milp.solve(inst, backend="pulp", warm_start=None, time_limit=30, mip_gap=0)
-    assert direct.status == via.status == "optimal"
-    assert direct.value == pytest.approx(via.value)
-    # exports read back to the same sizes
-    form.write_mps(str(tmp_path / "m.mps"))
-    form.write_lp(str(tmp_path / "m.lp"))
-    _, back = pulp.LpProblem.fromMPS(str(tmp_path / "m.mps"), sense=pulp.LpMaximize)
-    assert len(back.variables()) == form.num_cols
-    assert back.numConstraints() == form.num_rows
-    assert (tmp_path / "m.lp").read_text().count("cap_t") == form.stats["capacity_rows"]
-
-
-def test_names_stay_unique_when_sanitizing_collides() -> None:
-    inst = Instance("n", 2, 3, (), (Job("a-b", 1, 1, 1.0), Job("a_b", 1, 1, 2.0)))
-    prob = milp.build(inst).to_pulp()
-    names = [v.name for v in prob.variables()]
-    assert len(set(names)) == len(names) == 6
+def test_feasible_agrees_with_the_checker() -> None:
+    rng = np.random.default_rng(3)
+    for seed in range(12):
+        inst = tiny(seed)
+        form = milp.build(inst)
+        for _ in range(20):
+            start = np.full(inst.num_jobs, -1, dtype=np.int64)
+            for j in range(inst.num_jobs):
+                if rng.random() < 0.6:
+                    start[j] = rng.integers(0, inst.horizon)
+            try:
+                instances.evaluate(inst, instances.Schedule.from_array(inst, start))
+                ok = True
+            except instances.InfeasibleScheduleError:
+                ok = False
+            assert form.feasible(start) is ok, (seed, start.tolist())
 
 
 def test_clique_rows_are_valid_and_keep_the_optimum() -> None:

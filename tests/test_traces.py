@@ -104,7 +104,7 @@ def test_every_kept_job_fits_and_ends_in_the_horizon(fmt):
 
 
 def test_instance_solves_and_checks():
-    from gpusched.solvers import solve
+    from gpusched.dispatch import solve
 
     inst = from_trace("openb", "openb:default", start=120 * 86400, num_gpus=16,
                       service="servegen:0.25", slot_minutes=30)

@@ -12,7 +12,7 @@ from typing import Any
 import instances
 from instances import InfeasibleScheduleError
 
-from ..solvers import EXACT_METHODS, method_names, solve
+from ..dispatch import EXACT_METHODS, method_names, solve
 
 logger = logging.getLogger(__name__)
 

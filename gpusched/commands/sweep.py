@@ -12,7 +12,7 @@ from typing import Any
 
 import heuristics
 
-from ..solvers import EXACT_METHODS
+from ..dispatch import EXACT_METHODS
 from .core import parse_params
 
 logger = logging.getLogger(__name__)

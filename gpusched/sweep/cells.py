@@ -25,7 +25,7 @@ import instances
 from instances import Instance, Metrics
 from instances.families import node_shape_label
 
-from ..solvers import solve
+from ..dispatch import solve
 from .config import BenchConfig, MethodSpec
 
 __all__ = [

@@ -26,7 +26,7 @@ import heuristics
 import instances
 from instances.model import check_size_params
 
-from ..solvers import EXACT_METHODS, method_names
+from ..dispatch import EXACT_METHODS, method_names
 
 __all__ = [
     "MAX_SEEDS",

@@ -1,4 +1,4 @@
-"""One entry point for every method: heuristics by name, exact solvers by backend."""
+"""One entry point for every method by name: the heuristics' registry, then the exact methods."""
 
 from __future__ import annotations
 
@@ -6,25 +6,26 @@ import inspect
 from typing import Any
 
 import heuristics
+import milp
 from instances import Instance, Result
 
 __all__ = ["EXACT_METHODS", "method_names", "solve"]
 
-EXACT_METHODS: dict[str, str] = {
-    "milp": "highs",
-    "milp-pulp": "pulp",
-    "cpsat": "cpsat",
-}
-"""Exact method name -> ``milp.solve`` backend."""
+EXACT_METHODS: dict[str, str] = dict(milp.METHOD_BACKENDS)
+"""Exact method name -> ``milp.solve`` backend (:data:`milp.METHOD_NAMES` read backwards)."""
 
 
 def method_names() -> list[str]:
-    """Every method ``solve`` accepts: the heuristics, then the exact methods."""
+    """Every method ``solve`` accepts: the heuristics (plugins included), then the exact methods."""
     return [*heuristics.METHODS, *EXACT_METHODS]
 
 
 def solve(inst: Instance, method: str, *, time_limit: float | None = None, **params: Any) -> Result:
     """Run any method by name.
+
+    An exact method runs :func:`matheuristics.solve_milp` (the MILP, warm
+    started by ``best``, with the LNS helper on two threads); a heuristic
+    runs :func:`heuristics.solve`.
 
     Parameters
     ----------
@@ -45,9 +46,9 @@ def solve(inst: Instance, method: str, *, time_limit: float | None = None, **par
         For an unknown method or parameter.
     """
     if method in EXACT_METHODS:
-        import milp
+        import matheuristics
 
-        return milp.solve(
+        return matheuristics.solve_milp(
             inst, time_limit=60.0 if time_limit is None else time_limit,
             backend=EXACT_METHODS[method], **params,
         )
@@ -59,8 +60,8 @@ def solve(inst: Instance, method: str, *, time_limit: float | None = None, **par
 
 
 def _accepts(fn: Any, name: str) -> bool:
+    """Whether ``fn`` takes a parameter ``name``."""
     try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):  # pragma: no cover
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
         return False
-    return name in sig.parameters

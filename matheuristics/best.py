@@ -1,4 +1,4 @@
-"""``best``: the best schedule of the fast methods, in a bounded budget."""
+"""``best``: the best schedule of the fast methods and the LNS, in a bounded budget."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from typing import Any
 
 import numpy as np
 
+from heuristics._core import finish, start_value
+from heuristics.backfill import conservative_starts, easy_starts
+from heuristics.fifo import fifo_starts
+from heuristics.listsched import list_starts, parallel_starts
+from heuristics.rules import RULES, order_by
+from heuristics.search import local_search_order, sampling_order
 from instances import Instance, Result
 
-from ._core import finish, start_value
-from .backfill import conservative_starts, easy_starts
-from .fifo import fifo_starts
-from .listsched import list_starts, parallel_starts
 from .lns import lns_improve
-from .rules import RULES, order_by
-from .search import local_search_order, sampling_order
 
 __all__ = ["CONSTRUCTIVE_MEMBERS", "best"]
 
@@ -68,11 +68,12 @@ def best(
     with ``passes`` and ``seed``; ``local-search`` with ``iterations`` and
     ``seed``, started from the sampling's best order (the same as method
     ``local-search`` with ``passes=passes``); then the large-neighbourhood
-    search of :func:`heuristics.lns.lns_improve` (``lns_rounds`` windows
+    search of :func:`matheuristics.lns.lns_improve` (``lns_rounds`` windows
     re-solved by the MILP, ``seed``) from the best schedule so far, which
-    never loses value (skipped when ``lns_rounds=0`` or the ``milp`` package
-    is missing). Every member's schedule is feasible under ``curve``, so the
-    result is at least as good as each.
+    never loses value (skipped when ``lns_rounds=0``). Every member's
+    schedule is feasible under ``curve``, so the result is at least as good
+    as each. Candidates are compared as start arrays; the one returned is
+    checked by :func:`instances.evaluate`.
 
     Budget: the one-pass members always run (milliseconds to a few hundred
     on the largest families); sampling may use up to 20% of the rest of

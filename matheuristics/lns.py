@@ -5,9 +5,12 @@ inside it, and the jobs not run that could fit inside it, are freed; every
 other job keeps its start, and its GPUs are taken out of the capacity. The
 window becomes a small instance of its own (the capacity left appears as one
 inference service, the freed jobs with release and deadline clipped to the
-window) solved by :func:`milp.solve` with the current placement as warm
-start, so a round never loses value. The MILP is imported when the method
-runs; without it, :func:`lns_improve` returns the schedule unchanged.
+window), whose formulation :func:`milp.solve_arrays` solves from the current
+placement, so a round never loses value. The search stays on start arrays:
+no :class:`~instances.Schedule` and no run of the checker inside it (a
+window's answer is tested against its formulation's rows,
+:meth:`milp.Formulation.feasible`); :func:`lns` checks what it returns with
+:func:`instances.evaluate`, once.
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from instances import Instance, Job, Result, Schedule, Service
-
-from ._core import finish, start_value
-from .rules import order_by
-from .search import local_search_order, sampling_order
+import milp
+from heuristics._core import finish, start_value
+from heuristics.rules import order_by
+from heuristics.search import local_search_order, sampling_order
+from instances import Instance, Job, Result, Service, Status
+from milp.highs import lp_solution
 
 __all__ = [
     "guided_instance", "lns", "lns_improve", "lp_guide", "nearby_jobs", "sub_instance",
@@ -35,15 +39,16 @@ logger = logging.getLogger(__name__)
 
 def sub_instance(
     inst: Instance, start: np.ndarray, a: int, b: int, freed: np.ndarray
-) -> tuple[Instance, Schedule]:
+) -> tuple[Instance, np.ndarray]:
     """The instance left to decide when only the jobs ``freed`` may move, in window ``[a, b)``.
 
     Every other job keeps its start and its GPUs leave the capacity, which
     becomes one inference service ``rest`` of the sub-instance (horizon
     ``b - a``); the freed jobs keep their size and priority, with release and
-    deadline clipped to the window. Returns it with the warm start: the freed
-    jobs' current starts, shifted by ``a`` (each freed job that runs must lie
-    inside the window; each one not run must fit in it).
+    deadline clipped to the window. Returns it with the warm start, a start
+    array of the sub-instance: the freed jobs' current starts, shifted by
+    ``a`` (each freed job that runs must lie inside the window; each one not
+    run must fit in it).
     """
     gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines
     run = start >= 0
@@ -63,7 +68,7 @@ def sub_instance(
     sub = Instance(f"{inst.name}[{a}:{b}]", inst.num_gpus, b - a,
                    (Service("rest", 1.0, tuple((inst.num_gpus - cap[a:b]).tolist())),),
                    jobs, inst.slot_hours)
-    warm = Schedule(sub.name, {inst.jobs[j].name: int(start[j] - a) for j in freed[run[freed]]})
+    warm = np.where(run[freed], start[freed] - a, -1).astype(np.int64)
     return sub, warm
 
 
@@ -79,12 +84,7 @@ def window_jobs(
     more candidates than room, the running ones are a uniform random choice
     and the not-run ones a random choice weighted by value density
     ``v_j / (g_j p_j)`` (the priority times ``slot_hours``), the jobs most
-    worth adding. Measured on ``medium`` seed 5 (``lns_improve`` from
-    ``best``, 55 s, random seeds 1-8): mean 4,845 against 4,834 with no room
-    kept (the version before ``share``), where a window of a quarter of the
-    horizon held more running jobs than ``max_jobs``. Uniform draws of the
-    not-run jobs gave 4,844 (seeds 1-7); shares of 0.3 (seeds 1-7) and 0.7
-    (seeds 1-6) gave 4,840 and 4,844.
+    worth adding (the measurements behind ``share`` are in ``docs/milp.md``).
     """
     if not 0.0 <= share <= 1.0:
         raise ValueError(f"share: must be in [0, 1], got {share!r}")
@@ -127,13 +127,8 @@ def lp_guide(inst: Instance, time_limit: float | None = None) -> np.ndarray | No
 
     The ``guide`` of :func:`lns_improve`. ``None`` when the LP is not solved
     within ``time_limit`` seconds (``None``: no limit), or the model cannot
-    be built (over its column cap) or the MILP package is missing.
+    be built (over its column cap).
     """
-    try:
-        import milp
-        from milp.highs import lp_solution
-    except ImportError:  # pragma: no cover - the MILP package is part of the project
-        return None
     try:
         form = milp.build(inst)
     except ValueError as e:
@@ -208,9 +203,6 @@ def lns_improve(
     After ``stall_rounds`` rounds without an improvement, the search widens:
     windows, freed jobs and the window MILP's time limit are doubled (tripled
     after twice as many), until the next improvement (``None``: never).
-    Measured on ``medium`` seed 5 (``best`` start, 40 s, 8 random seeds):
-    mean 4,840 against 4,833 without it, best 4,859 against 4,846; it only
-    differs from the plain search once a run has stalled.
 
     ``guide``, when given, is a per-job run mass in ``[0, 1]`` (how much
     of each job an LP relaxation runs: :func:`lp_guide`). Then a stalled
@@ -224,29 +216,24 @@ def lns_improve(
     escape again at its next stall. A schedule worse than the one an
     escape left is never returned, nor handed to ``exchange`` (not called
     during an escape). Without a running job that the LP runs less than
-    half, a stalled search widens as above. Measured on
-    ``medium`` (``best`` start, 55 s including the LP, random seeds 1-4,
-    guided against plain): seed 7 2,939.5-2,972.3 (mean 2,958.2) against
-    2,939.5-2,951.0 (mean 2,942.7), the plain search staying at 2,939.5 or
-    2,940.8 in three runs of four; seed 5 4,843.1-4,865.8 (mean 4,851.5)
-    against 4,833.5-4,866.2 (mean 4,851.1). The LNS helper beside HiGHS
-    (:class:`milp.highs.Exchange`) runs without a guide: there, the
-    schedules of an escape, handed to HiGHS, led its own search astray on
-    seed 7 (4 of 5 runs over 1%, 3 of them at 2,961.42, against about 1 in 8
-    without; 2 of 10 when escapes waited for half the time).
+    half, a stalled search widens as above. The LNS helper beside HiGHS
+    (:class:`matheuristics.LNSHelper`) runs without a guide. The
+    measurements behind the widening and the escapes are in ``docs/milp.md``.
 
     ``exchange``, when given, is called before every round with the current
     start array and its value; it may return a better feasible start array
     (found elsewhere, e.g. by a MILP running beside this search), which the
-    search then continues from. :func:`milp.solve` uses it to run this search
-    next to HiGHS and trade incumbents with it. ``should_stop``, when given,
-    is asked before every round; the search ends when it returns true.
+    search then continues from. :class:`matheuristics.LNSHelper` uses it to
+    run this search next to HiGHS and trade incumbents with it.
+    ``should_stop``, when given, is asked before every round; the search ends
+    when it returns true.
+
+    Every window stays on arrays: its formulation is solved by
+    :func:`milp.solve_arrays` from the freed jobs' starts, and its answer is
+    kept only if it satisfies the formulation (:meth:`milp.Formulation.feasible`);
+    the returned start array is not checked here (the caller checks what it
+    reports, e.g. :func:`lns` through ``finish``).
     """
-    try:
-        import milp
-    except ImportError:  # pragma: no cover - the MILP package is part of the project
-        logger.info("lns: the milp package is not available; schedule unchanged")
-        return start, 0, 0
     t0 = time.perf_counter()
     T = inst.horizon
     if inst.num_jobs == 0:
@@ -313,31 +300,55 @@ def lns_improve(
         if sub.num_jobs == 0:
             continue
         tl = sub_time_limit * boost if left is None else min(sub_time_limit * boost, left - 0.2)
-        try:
-            res = milp.solve(sub, time_limit=tl, warm_start=warm, threads=1, root_lp=False)
-        except (ValueError, RuntimeError) as e:  # e.g. a model over the column cap
-            logger.info("lns: window [%d, %d) skipped: %s", a, b, e)
-            continue
-        if res.status in ("error", "infeasible"):
-            logger.info("lns: window [%d, %d) skipped: %s", a, b, res.message)
+        status, new, note = _solve_window(sub, warm, tl)
+        if status is None:
+            logger.info("lns: window [%d, %d) skipped: %s", a, b, note)
             continue
         before = float(work.job_values[freed][start[freed] >= 0].sum())
-        if res.value >= before - 1e-9:  # ties too: a new placement of equal value
-            new = res.schedule.to_array(sub)
+        value = before if new is None else start_value(sub, new)
+        if new is not None and value >= before - 1e-9:  # ties too: a new placement of equal value
             start[freed] = np.where(new >= 0, new + a, -1)
-            better = res.value > before + 1e-9
+            better = value > before + 1e-9
             improved += better
             stall = 0 if better else stall + 1
         else:
             stall += 1
         if boost == 1:  # a widened round is meant to be hard: its outcome leaves the size alone
-            size = max(8, (3 * size) // 4) if res.status != "optimal" else min(max_jobs, size + 1)
-        if (a == 0 and b == T and sub.num_jobs == can_run and res.status == "optimal"
+            size = max(8, (3 * size) // 4) if status != Status.OPTIMAL else min(max_jobs, size + 1)
+        if (a == 0 and b == T and sub.num_jobs == can_run and status == Status.OPTIMAL
                 and work is inst):
             break
     if left_at is not None and start_value(inst, start) <= left_at[1] + 1e-9:
         start = left_at[0]  # an escape still under way: the schedule it left
     return start, done, improved
+
+
+def _solve_window(
+    sub: Instance, warm: np.ndarray, time_limit: float
+) -> tuple[Status | None, np.ndarray | None, str]:
+    """Solve a window's MILP from ``warm`` within ``time_limit`` s, on arrays.
+
+    Returns ``(status, start, note)``: the status (``optimal``,
+    ``time_limit``) and HiGHS's incumbent as a start array of ``sub``
+    (``None`` if it has none); the status is ``None`` when the window is to
+    be skipped (a model over the column cap, a solver error, an answer
+    outside the formulation), and ``note`` says why.
+    """
+    t0 = time.perf_counter()
+    try:
+        form = milp.build(sub)
+    except ValueError as e:  # e.g. a model over the column cap
+        return None, None, str(e)
+    raw = milp.solve_arrays(form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
+                            warm_start=warm, threads=1, root_lp=False)
+    if raw.status in (Status.ERROR, Status.INFEASIBLE):
+        return None, None, raw.message
+    if raw.start is not None and not form.feasible(raw.start):
+        logger.warning("lns: window %s: the solver's answer violates its model", sub.name)
+        return None, None, "the solver's answer violates the window's model"
+    if raw.start is None and form.num_cols == 0:
+        return raw.status, warm, ""  # no freed job can run in the window: nothing changes
+    return raw.status, raw.start, ""
 
 
 def lns(

@@ -1,0 +1,42 @@
+"""Matheuristics: the methods that use both the heuristics and the MILP, above both.
+
+- :mod:`matheuristics.lns` (``lns``, :func:`lns_improve`): time windows
+  re-solved exactly by :func:`milp.solve_arrays`, on start arrays;
+- :mod:`matheuristics.best` (``best``): the best of the fast heuristics and
+  the LNS in one budget;
+- :class:`LNSHelper` (:mod:`matheuristics.helper`): the LNS beside HiGHS,
+  trading incumbents with it through :class:`milp.IncumbentHooks`;
+- :func:`solve_milp` (:mod:`matheuristics.exact`): :func:`milp.solve` with
+  the automatic warm start (``best``) and the LNS helper on two threads, as
+  ``gpusched.solve(inst, "milp")`` runs it.
+
+``heuristics`` and ``milp`` import nothing from here, nor from each other.
+``lns`` and ``best`` stay reachable as ``heuristics.solve(inst, "lns")`` and
+``heuristics.solve(inst, "best")``: the entry points ``gpusched.methods``
+name :data:`LNS_METHOD` and :data:`BEST_METHOD` (see :mod:`heuristics`).
+"""
+
+from heuristics import MethodSpec
+
+from . import best, exact, helper, lns
+from .best import CONSTRUCTIVE_MEMBERS
+from .exact import solve_milp, warm_start_schedule
+from .helper import LNSHelper
+from .lns import lns_improve
+
+__all__ = [
+    "BEST_METHOD", "CONSTRUCTIVE_MEMBERS", "LNS_METHOD", "LNSHelper", "best", "exact", "helper",
+    "lns", "lns_improve", "solve_milp", "warm_start_schedule",
+]
+
+LNS_METHOD = MethodSpec(
+    lns.lns,
+    "sampling + local search, then windows re-solved exactly by the MILP "
+    "(time_limit=, rounds=, seed=, guided=)",
+)
+"""The ``lns`` method of the registry (entry point ``gpusched.methods``)."""
+
+BEST_METHOD = MethodSpec(
+    best.best, "best of the fast methods within a budget (time_limit=10 s by default)"
+)
+"""The ``best`` method of the registry (entry point ``gpusched.methods``)."""

@@ -1,0 +1,128 @@
+"""The MILP as users run it by name: warm-started by ``best``, with the LNS helper on two threads.
+
+:func:`milp.solve` takes a warm start and incumbent hooks as they are given;
+:func:`solve_milp` resolves ``warm_start="auto"`` (the ``best`` heuristic
+within a small share of the time limit) and ``lns_helper`` (an
+:class:`~matheuristics.LNSHelper` beside HiGHS) and hands both to it. This is
+what ``gpusched.solve(inst, "milp")`` and ``gpusched solve --method milp`` run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+import heuristics
+import milp
+from heuristics.placement import PLACEMENTS
+from instances import Instance, Result
+from milp.progress import Progress
+
+from .best import best
+from .helper import LNSHelper
+
+__all__ = ["WARM_START_BUDGET", "WARM_START_SHARE", "solve_milp", "warm_start_schedule"]
+
+WARM_START_SHARE = 0.1
+"""Largest share of the time limit the automatic warm start may spend ..."""
+
+WARM_START_BUDGET = 10.0
+"""... and at most this many seconds."""
+
+
+def warm_start_schedule(inst: Instance, time_limit: float) -> Result | None:
+    """The ``best`` heuristic's result within ``min(10 s, 10% of time_limit)``.
+
+    ``None`` when ``time_limit`` leaves no time (``<= 0``).
+    """
+    if time_limit <= 0:
+        return None
+    return best(inst, time_limit=min(WARM_START_BUDGET, WARM_START_SHARE * time_limit))
+
+
+def _on_nodes_warm_start(inst: Instance) -> Result:
+    """The best ``list`` schedule over the placement rules (instances with nodes)."""
+    runs = [heuristics.solve(inst, "list", placement=rule) for rule in PLACEMENTS]
+    return max(runs, key=lambda r: r.value)
+
+
+def solve_milp(
+    inst: Instance,
+    *,
+    time_limit: float = 60.0,
+    threads: int = 1,
+    warm_start: Any = "auto",
+    lns_helper: bool | None = None,
+    backend: str = "highs",
+    progress: bool = False,
+    **params: Any,
+) -> Result:
+    """:func:`milp.solve` with the automatic warm start and the LNS helper.
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    time_limit
+        Wall-clock seconds for everything, the warm start included.
+    threads
+        Threads in all. With the LNS helper, HiGHS gets one and the LNS the other.
+    warm_start
+        ``"auto"`` (default: :func:`warm_start_schedule`), or what
+        :func:`milp.solve` takes (``None``, a Schedule, a Result, a start array).
+    lns_helper
+        Run :class:`~matheuristics.LNSHelper` beside HiGHS (needs a warm
+        start; HiGHS backend). ``None`` (default): on when ``threads == 2``,
+        where it gave a better worst gap than a second HiGHS worker on the
+        medium family (``docs/milp.md``); above two threads HiGHS gets them all.
+    backend
+        As for :func:`milp.solve`.
+    progress
+        Show a progress bar over the whole solve, the warm start included.
+    **params
+        Passed to :func:`milp.solve` (``mip_gap``, ``seed``, HiGHS options...).
+
+    Returns
+    -------
+    instances.Result
+        As :func:`milp.solve`'s, with ``runtime_s`` and ``params`` those of
+        the whole call (``time_limit``, ``threads`` and ``lns_helper`` as given).
+
+    Raises
+    ------
+    ValueError
+        For a bad argument (``lns_helper`` with a backend other than HiGHS).
+    """
+    t0 = time.perf_counter()
+    if lns_helper is not None and backend != "highs":
+        raise ValueError(f"lns_helper: only the highs backend runs the LNS helper, not {backend!r}")
+    if not (isinstance(time_limit, (int, float)) and time_limit >= 0):
+        raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
+    bar = Progress(time_limit, "milp") if progress else None
+    try:
+        ws: Any = warm_start
+        if isinstance(warm_start, str) and warm_start == "auto":
+            if bar is not None:
+                bar.set_phase("warm start")
+            ws = warm_start_schedule(inst, time_limit) if inst.nodes is None else (
+                _on_nodes_warm_start(inst) if time_limit > 0 else None)
+        on = (threads == 2 if lns_helper is None else lns_helper) and backend == "highs"
+        on = on and inst.nodes is None  # the LNS windows are flat sub-instances
+        hooks = LNSHelper(seed=int(params.get("seed", 0))) if on and ws is not None else None
+        res = milp.solve(
+            inst, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)), threads=threads,
+            warm_start=ws, backend=backend, progress=bar if bar is not None else False,
+            hooks=hooks, **params,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    call = dict(res.params)
+    call["time_limit"] = time_limit
+    source = call.pop("warm_start", None)
+    if lns_helper is not None:
+        call["lns_helper"] = lns_helper
+    if source is not None:
+        call["warm_start"] = source
+    return dataclasses.replace(res, params=call, runtime_s=time.perf_counter() - t0)
