@@ -72,8 +72,8 @@ def test_quickstart_draws_to_the_horizon_and_shows_clean_gaps():
     assert not any("e-1" in t for t in tables)  # no float noise on display
 
 
-def test_topology_notebook_names_the_openb_source_and_the_bound():
+def test_topology_notebook_keeps_the_openb_attribution_and_names_the_bound():
     nb = nbformat.read(HERE / "06-topology.ipynb", as_version=4)
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    assert "openb" in text and "clusterdata" in text
+    assert "alibaba/clusterdata" in text and "Beware of Fragmentation" in text
     assert "flat MILP's bound" in text  # what stands in for the node optimum when it is not solved
