@@ -107,3 +107,15 @@ def test_topology_table_from_a_real_sweep(tmp_path, capsys) -> None:
     per = tables.topology_frame(rows, allocator="list")
     assert (per["price_low"] >= 0).all() and (per["price_high"] >= per["price_low"]).all()
     assert (per["nodes_high"] >= per["nodes_low"] - 1e-9).all()
+
+
+def test_reports_write_the_topology_view_only_with_node_rows(tmp_path) -> None:
+    from gpusched.report import write_tables
+
+    df = hand_rows()
+    assert tables.has_node_rows(df) and not tables.has_node_rows(df[df["node_gpus"] == ""])
+    flat = write_tables(df[df["node_gpus"] == ""], tmp_path / "flat", baseline="fifo",
+                        allocator="alloc", views=("topology",))
+    assert flat == []
+    both = write_tables(df, tmp_path / "both", allocator="alloc", views=("topology",))
+    assert sorted(p.name for p in both) == ["topology.csv", "topology.md", "topology.tex"]

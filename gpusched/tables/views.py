@@ -28,6 +28,7 @@ __all__ = [
     "PUBLISHED",
     "VIEWS",
     "ablation_view",
+    "has_node_rows",
     "seed_view",
     "summary_view",
     "topology_frame",
@@ -346,6 +347,11 @@ def _shapes(d: pd.DataFrame) -> pd.Series:
         return pd.Series([""] * len(d), index=d.index)
     return d["node_gpus"].map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v))
                               else str(v))
+
+
+def has_node_rows(df: pd.DataFrame) -> bool:
+    """Whether some row of ``df`` is of an instance on nodes (the topology view's input)."""
+    return bool((_shapes(df) != "").any())
 
 
 def topology_frame(df: pd.DataFrame, baseline: str = "fifo", allocator: str = "best") -> pd.DataFrame:
