@@ -9,13 +9,21 @@ same run, and FIFO and the backfilling methods; peak memory by
 compilation into an empty cache, and a load from the cache) is timed apart,
 each in a fresh interpreter, and left out of the medians.
 
+Nodes (in the speed run, or alone with ``--nodes``): one compiled list pass
+on 32 nodes of 8 GPUs and on the openb node mix of the same instance beside
+the flat pass, every placement rule, timed in turn (``--pairs`` pairs), with
+the median ratio (the target: at most 5x on 32 nodes of 8);
+``benchmarks/bench_nodes.py`` has the same table with the numpy decoder and
+the whole method.
+
 Quality (``--quality``): the gap ``(UB - V) / UB`` of every method on the
 ``small`` and ``medium`` families against the MILP's upper bound
 (``matheuristics.solve_milp``, what ``gpusched.solve(inst, "milp")`` runs).
 
 Usage::
 
-    python benchmarks/bench_heuristics.py [--repeat 7]
+    python benchmarks/bench_heuristics.py [--repeat 7] [--pairs 201]
+    python benchmarks/bench_heuristics.py --nodes [--pairs 201]
     python benchmarks/bench_heuristics.py --quality [--seeds 5] [--milp-time 60]
 """
 
@@ -108,7 +116,7 @@ def first_call() -> None:
           f"empty cache {cold:.2f} s, from the cache {warm:.2f} s")
 
 
-def speed(repeat: int) -> None:
+def speed(repeat: int, pairs: int = 201) -> None:
     inst = instances.generate("large", seed=0, num_jobs=2000, num_gpus=256)
     print(inst.summary())
     first_call()
@@ -138,6 +146,15 @@ def speed(repeat: int) -> None:
         longer = instances.generate("large", seed=0, num_jobs=2000, num_gpus=256, horizon=horizon)
         print(longer.summary())
         decoder_vs_reference(longer, repeat)
+    nodes_vs_flat(pairs)
+
+
+def nodes_vs_flat(pairs: int) -> None:
+    """The list pass on nodes beside the flat one (``bench_nodes.node_vs_flat``), side by side."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_nodes import node_vs_flat
+
+    node_vs_flat(pairs)
 
 
 def _max_rss_mib() -> float:
@@ -180,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quality", action="store_true", help="gap table against the MILP bound")
     ap.add_argument("--repeat", type=int, default=7, help="timed runs per figure (median)")
+    ap.add_argument("--nodes", action="store_true", help="only the node pass beside the flat one")
+    ap.add_argument("--pairs", type=int, default=201,
+                    help="flat and node passes timed in turn (median ratio; nodes)")
     ap.add_argument("--seeds", type=int, default=5, help="seeds per family (quality)")
     ap.add_argument("--milp-time", type=float, default=60.0, help="seconds per bound (quality)")
     ap.add_argument("--methods", default=",".join(heuristics.METHODS),
@@ -187,8 +207,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.quality:
         quality(args.seeds, args.milp_time, args.methods.split(","))
+    elif args.nodes:
+        nodes_vs_flat(args.pairs)
     else:
-        speed(args.repeat)
+        speed(args.repeat, args.pairs)
     return 0
 
 

@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "gpusched.commands.sweep",
     "gpusched.commands.simulate",
     "gpusched.commands.traces",
+    "gpusched.commands.bounds",
 )
 """Modules whose ``register(subparsers)`` adds subcommands, in help order."""
 

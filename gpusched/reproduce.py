@@ -1,4 +1,6 @@
-"""``gpusched reproduce seed``: the seed's comparison, rerun on our instances.
+"""``gpusched reproduce seed`` and ``reproduce real``: the seed's comparison, rerun.
+
+``seed``: on our generated instances.
 
 The seed family (``seed-training-heavy``) and the five high-contention
 scenarios (:data:`instances.families.SEED_SCENARIOS`), over several seeds,
@@ -8,25 +10,40 @@ benchmark run underneath (:func:`gpusched.sweep.run_bench`), so it is
 parallel, crash-safe and resumable; then every table and plot is written.
 The heuristics that fill the ablation table's cells run too when they exist
 (they take milliseconds).
+
+``real``: on days of the openb trace (the ``openb-day`` family) at several
+pool sizes, with FIFO, the backfilling baselines, ``list``, ``best`` and the
+exact bound, tabulated and plotted against contention
+(:func:`instances.families.contention`): where FIFO is already near the
+optimum and where the allocator's gain appears.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 import logging
+import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from instances.families import SEED_SCENARIOS
+import numpy as np
+import pandas as pd
 
-from .report import write_report
+from instances.families import OPENB_DAYS, OPENB_INFERENCE_SHARE, SEED_SCENARIOS, contention
+from instances.io import atomic_write_text
+
 from .dispatch import EXACT_METHODS, method_names
+from .report import write_report
 from .sweep import (
     BenchConfig,
     BenchSummary,
+    Cell,
     MethodSpec,
+    instance_hash,
     load_rows,
     make_cells,
     make_config,
@@ -35,13 +52,26 @@ from .sweep import (
 from .tables import ABLATION_GRID, TableView, seed_view
 
 __all__ = [
+    "CONTENTION_BANDS",
     "DEFAULT_SEEDS",
     "DEFAULT_TIME_LIMIT",
-    "SEED_FAMILIES",
-    "SEED_METHODS",
+    "FLAT_BOUND",
+    "LAGRANGIAN_TIME_LIMIT",
+    "REAL_BASELINES",
+    "REAL_DAYS",
+    "REAL_METHODS",
+    "REAL_POOLS",
+    "REAL_QUICK",
+    "RealReport",
     "ReproduceReport",
+    "best_values",
+    "real_cells",
+    "real_frame",
+    "real_summary",
+    "reproduce_real",
     "reproduce_seed",
     "seed_config",
+    "write_real",
 ]
 
 logger = logging.getLogger(__name__)
@@ -127,3 +157,358 @@ def reproduce_seed(
     df = df[df["cell"].isin(keys)].reset_index(drop=True)
     files = write_report(out, df=df, summary_methods=SEED_METHODS)
     return ReproduceReport(summary, seed_view(df), files)
+
+
+# ------------------------------------------------------------------ reproduce real
+REAL_METHODS: tuple[str, ...] = (
+    "fifo", "fifo-curve", "easy-peak", "easy-curve", "conservative-peak",
+    "conservative-curve", "list", "best", "milp",
+)
+"""Methods of the real-cluster reproduction (``milp`` time-limited, its upper bound the yardstick)."""
+
+REAL_BASELINES: tuple[str, ...] = (
+    "fifo-curve", "easy-peak", "easy-curve", "conservative-peak", "conservative-curve",
+)
+"""The backfilling baselines (and FIFO under curve reservation) beside FIFO."""
+
+FLAT_BOUND = "milp-flat"
+"""Label of the MILP on the flat relaxation (nodes dropped): its upper bound holds
+for the instance with nodes (PROBLEM.md section 8)."""
+
+REAL_DAYS: tuple[int, ...] = OPENB_DAYS[::3]
+"""Default days: every third day of :data:`instances.families.OPENB_DAYS` (12 days)."""
+
+REAL_POOLS: tuple[int, ...] = (8, 16, 32)
+"""Default pool sizes (GPUs of the openb node mix)."""
+
+REAL_TIME_LIMIT = 10.0
+"""Seconds per MILP solve (node model and flat relaxation)."""
+
+REAL_BEST_TIME_LIMIT = 2.0
+"""Seconds of ``best`` per instance."""
+
+REAL_QUICK: dict[str, Any] = {
+    "days": (130, 149), "pools": (8, 16), "time_limit": 5.0, "best_time_limit": 0.5,
+}
+"""The ``--quick`` setting: the most contended day (130) and the least (149), two pools."""
+
+CONTENTION_BANDS: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, math.inf)
+"""Edges of the contention bands of :func:`real_summary`."""
+
+
+def _check_grid(days: Sequence[int], pools: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    ds = tuple(dict.fromkeys(int(d) for d in days))
+    ps = tuple(dict.fromkeys(int(g) for g in pools))
+    if not ds:
+        raise ValueError("days: no day given")
+    if not ps:
+        raise ValueError("pools: no pool size given")
+    for d in ds:
+        if d not in OPENB_DAYS:
+            raise ValueError(
+                f"days: {d} is not a day of the openb trace ({OPENB_DAYS[0]}..{OPENB_DAYS[-1]})"
+            )
+    return ds, ps
+
+
+def real_cells(
+    days: Sequence[int] = REAL_DAYS, pools: Sequence[int] = REAL_POOLS, *,
+    time_limit: float = REAL_TIME_LIMIT, best_time_limit: float = REAL_BEST_TIME_LIMIT,
+    inference_share: float = OPENB_INFERENCE_SHARE, methods: Sequence[str] = REAL_METHODS,
+) -> list[Cell]:
+    """The cells of the real-cluster reproduction.
+
+    ``openb-day`` at seed ``day - 115`` (so the seed is the day) for every
+    pool in ``pools``, each with every method of ``methods`` (those not
+    registered are left out with a warning) and the MILP on the flat
+    relaxation (:data:`FLAT_BOUND`).
+
+    Raises
+    ------
+    ValueError
+        For a day outside the trace or a pool the family refuses.
+    """
+    ds, ps = _check_grid(days, pools)
+    known = method_names()
+    specs: list[MethodSpec] = []
+    for m in methods:
+        if m not in known:
+            logger.warning("method %r is not registered; the reproduction runs without it", m)
+            continue
+        if m in EXACT_METHODS:
+            specs.append(MethodSpec(m, m, {}, time_limit))
+        elif m == "best":
+            specs.append(MethodSpec(m, m, {}, best_time_limit))
+        else:
+            specs.append(MethodSpec(m, m))
+    seeds = [d - OPENB_DAYS[0] for d in ds]
+    flat = make_config("openb-day", seeds, [MethodSpec(FLAT_BOUND, "milp", {}, time_limit)]).methods
+    cells: list[Cell] = []
+    for g in ps:
+        fp: dict[str, dict[str, Any]] = {"openb-day": {"num_gpus": g}}
+        if inference_share != OPENB_INFERENCE_SHARE:
+            fp["openb-day"]["inference_share"] = inference_share
+        try:
+            config = make_config("openb-day", seeds, specs, family_params=fp)
+            new = make_cells(config)
+        except ValueError as e:
+            msg = str(e).removeprefix("family_params.openb-day.")
+            if msg.startswith("num_gpus: "):
+                msg = "pools: " + msg.removeprefix("num_gpus: ")
+            raise ValueError(msg) from None
+        cells += new
+        for c in new[:: len(specs)]:
+            relaxed = c.instance.replace(name=f"{c.instance.name}-flat", nodes=None)
+            cells += [Cell(relaxed, c.family, c.seed, spec, instance_hash(relaxed)) for spec in flat]
+    return cells
+
+
+LAGRANGIAN_TIME_LIMIT = 2.0
+"""Most seconds of ``milp.bound`` per instance (it converges in well under that on openb days)."""
+
+
+def best_values(df: pd.DataFrame) -> dict[tuple[int, int], float]:
+    """The best feasible value by ``(seed, num_gpus)`` among the rows of methods run on
+    the instance itself (the flat relaxation's schedules are not feasible with nodes)."""
+    ok = df[(df["status"] != "error") & (df["method"] != FLAT_BOUND) & df["value"].notna()]
+    return {(int(k[0]), int(k[1])): float(v)
+            for k, v in ok.groupby(["seed", "num_gpus"])["value"].max().items()}
+
+
+def _lagrangian_bounds(
+    cells: Sequence[Cell], out: Path, time_limit: float,
+    lower: Mapping[tuple[int, int], float] | None = None,
+) -> dict[tuple[int, int], float]:
+    """``milp.bound`` (the Lagrangian bound, when the installed ``milp`` has it) of every
+    instance of ``cells``, stored in ``out/bounds`` so that a rerun reads them back.
+
+    ``lower`` holds a feasible value per instance (:func:`best_values`), the step
+    target; ``time_limit`` is capped at :data:`LAGRANGIAN_TIME_LIMIT`."""
+    import milp
+
+    fn: Callable[..., Any] | None = getattr(milp, "bound", None)
+    if not callable(fn):
+        return {}
+    got: dict[tuple[int, int], float] = {}
+    folder = out / "bounds"
+    for c in cells:
+        key = (c.seed, c.instance.num_gpus)
+        if c.instance.nodes is None or key in got:
+            continue
+        path = folder / f"{c.content_hash[:16]}.json"
+        if path.is_file():
+            got[key] = float(json.loads(path.read_text())["bound"])
+            continue
+        kw: dict[str, Any] = {}
+        if lower and key in lower:
+            kw["lower"] = lower[key]
+        b = fn(c.instance, time_limit=min(time_limit, LAGRANGIAN_TIME_LIMIT), **kw)
+        got[key] = float(b.value)
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps({"instance": c.instance.name, "bound": b.value,
+                                            "method": getattr(b, "method", "")}) + "\n")
+    return got
+
+
+def real_frame(
+    df: pd.DataFrame, cells: Sequence[Cell],
+    extra_bounds: Mapping[tuple[int, int], float] | None = None,
+) -> pd.DataFrame:
+    """One row per (day, pool): contention, each method's value, the bound, gains and gaps.
+
+    Parameters
+    ----------
+    df
+        The sweep rows of ``cells`` (:func:`gpusched.sweep.load_rows`).
+    cells
+        The cells of :func:`real_cells` (for the instances' contention).
+    extra_bounds
+        Further upper bounds by ``(seed, num_gpus)`` (the Lagrangian bound).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``day``, ``num_gpus``, ``jobs``, ``contention``, ``value_<method>``
+        for each method, ``bound`` (the smallest upper bound proven: the MILP on
+        the instance, the MILP on its flat relaxation, ``extra_bounds``),
+        ``bound_source``, ``optimal`` (a method's value reaches the bound),
+        ``gain_<method>_pct`` (over ``fifo``, in value, %), ``gap_<method>_pct``
+        (``100 (bound - value) / bound``), ``errors`` (cells of the instance
+        that failed), sorted by contention.
+    """
+    info: dict[tuple[int, int], dict[str, Any]] = {}
+    for c in cells:
+        if c.instance.nodes is None:
+            continue
+        key = (c.seed, c.instance.num_gpus)
+        info.setdefault(key, {
+            "day": int(c.instance.meta["day"]), "num_gpus": c.instance.num_gpus,
+            "jobs": c.instance.num_jobs, "contention": contention(c.instance),
+        })
+    labels = list(dict.fromkeys(c.spec.label for c in cells if c.spec.label != FLAT_BOUND))
+    out = []
+    for key, row in sorted(info.items()):
+        sel = df[(df["seed"] == key[0]) & (df["num_gpus"] == key[1])]
+        rec: dict[str, Any] = dict(row)
+        bounds: dict[str, float] = {}
+        errors = 0
+        for _, r in sel.iterrows():
+            ok = r["status"] != "error" and r["value"] is not None and not pd.isna(r["value"])
+            errors += not ok
+            if r["method"] != FLAT_BOUND:
+                rec[f"value_{r['method']}"] = float(r["value"]) if ok else math.nan
+            ub = r.get("upper_bound")
+            if ok and ub is not None and not pd.isna(ub):
+                bounds["milp-flat" if r["method"] == FLAT_BOUND else str(r["method"])] = float(ub)
+        if extra_bounds and key in extra_bounds:
+            bounds["lagrangian"] = float(extra_bounds[key])
+        for m in labels:
+            rec.setdefault(f"value_{m}", math.nan)
+        if bounds:
+            src = min(bounds, key=lambda k: bounds[k])
+            rec["bound"], rec["bound_source"] = bounds[src], src
+        else:
+            rec["bound"], rec["bound_source"] = math.nan, ""
+        values = [rec[f"value_{m}"] for m in labels if not math.isnan(rec[f"value_{m}"])]
+        rec["optimal"] = bool(values) and max(values) >= rec["bound"] - 1e-6 * max(1.0, abs(rec["bound"]))
+        fifo = rec.get("value_fifo", math.nan)
+        for m in labels:
+            v = rec[f"value_{m}"]
+            rec[f"gain_{m}_pct"] = 100.0 * (v - fifo) / fifo if fifo and fifo > 0 else math.nan
+        for m in labels:
+            v, b = rec[f"value_{m}"], rec["bound"]
+            rec[f"gap_{m}_pct"] = 100.0 * (b - v) / b if b and b > 0 else math.nan
+        rec["errors"] = errors
+        out.append(rec)
+    frame = pd.DataFrame(out)
+    if frame.empty:
+        return frame
+    cols = (["day", "num_gpus", "jobs", "contention"] + [f"value_{m}" for m in labels]
+            + ["bound", "bound_source", "optimal"]
+            + [f"gain_{m}_pct" for m in labels if m != "fifo"]
+            + [f"gap_{m}_pct" for m in labels] + ["errors"])
+    frame = frame[cols]
+    return frame.sort_values(["contention", "day", "num_gpus"], kind="stable").reset_index(drop=True)
+
+
+def _col(g: pd.DataFrame, name: str) -> pd.Series:
+    return g[name] if name in g.columns else pd.Series(np.nan, index=g.index)
+
+
+def real_summary(frame: pd.DataFrame, bands: Sequence[float] = CONTENTION_BANDS) -> pd.DataFrame:
+    """The real-cluster table: instances grouped by contention band, medians of each band.
+
+    Columns: ``contention`` (the band), ``instances``, ``fifo gap %`` (median
+    gap of FIFO to the bound, and its largest), ``best backfill gap %`` (median over instances of
+    the smallest gap of :data:`REAL_BASELINES`), ``list gap %``, ``best gap %``,
+    ``list gain over fifo %`` (median), ``best gain over fifo %`` (median and
+    largest), ``fifo optimal`` (instances where FIFO reaches the bound).
+    """
+    if frame.empty:
+        raise ValueError("frame: no instance in the results")
+    labels = [str(b) if math.isinf(b) else f"{b:g}" for b in bands]
+    names = [f"{a}-{b}" if b != "inf" else f">= {a}" for a, b in itertools.pairwise(labels)]
+    band = pd.cut(frame["contention"], list(bands), right=False, labels=names)
+    backfill = [f"gap_{m}_pct" for m in REAL_BASELINES if f"gap_{m}_pct" in frame.columns]
+    f = frame.assign(
+        band=band,
+        backfill=frame[backfill].min(axis=1) if backfill else np.nan,
+        fifo_opt=frame["gap_fifo_pct"] <= 1e-6,
+    )
+    rows = []
+    for name, g in f.groupby("band", observed=True):
+        rows.append({
+            "contention": name,
+            "instances": len(g),
+            "fifo gap %": g["gap_fifo_pct"].median(),
+            "fifo gap % (max)": g["gap_fifo_pct"].max(),
+            "best backfill gap %": g["backfill"].median(),
+            "list gap %": _col(g, "gap_list_pct").median(),
+            "best gap %": _col(g, "gap_best_pct").median(),
+            "list gain over fifo % (median)": _col(g, "gain_list_pct").median(),
+            "best gain over fifo % (median)": _col(g, "gain_best_pct").median(),
+            "best gain over fifo % (max)": _col(g, "gain_best_pct").max(),
+            "fifo optimal": int(g["fifo_opt"].sum()),
+        })
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class RealReport:
+    """What :func:`reproduce_real` did and wrote."""
+
+    summary: BenchSummary
+    frame: pd.DataFrame
+    table: pd.DataFrame
+    files: list[Path]
+
+
+def reproduce_real(
+    out: str | os.PathLike[str], *, days: Sequence[int] = REAL_DAYS,
+    pools: Sequence[int] = REAL_POOLS, time_limit: float = REAL_TIME_LIMIT,
+    best_time_limit: float = REAL_BEST_TIME_LIMIT,
+    inference_share: float = OPENB_INFERENCE_SHARE, workers: int | None = None,
+    scheduler: str | None = None, progress: bool = True,
+    methods: Sequence[str] = REAL_METHODS, retry_errors: bool = True,
+) -> RealReport:
+    """Run (or resume) the real-cluster reproduction in ``out``; write its table and plot.
+
+    Parameters
+    ----------
+    out
+        Results folder: the sweep's rows, schedules and instances, then
+        ``real.csv`` (:func:`real_frame`), ``tables/real.md`` and ``tables/real.csv``
+        (:func:`real_summary`), ``plots/real-contention.{png,pdf}``.
+    days, pools
+        openb days (:data:`instances.families.OPENB_DAYS`) and pool sizes.
+    time_limit
+        Seconds per MILP solve; also the budget of ``milp.bound`` where it exists.
+    best_time_limit
+        Seconds of ``best`` per instance.
+    inference_share
+        Share of the pool the ServeGen series asks at its peak.
+    workers, scheduler, progress
+        As in :func:`gpusched.sweep.run_bench`.
+    methods
+        The methods to run (default :data:`REAL_METHODS`).
+    retry_errors
+        Run again the cells stored with status ``error`` (a method that failed
+        is not a result to keep).
+
+    Returns
+    -------
+    RealReport
+        The run's summary, the per-instance frame, the table and the files written.
+    """
+    out = Path(out)
+    if not (isinstance(time_limit, (int, float)) and time_limit >= 0):
+        raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
+    if not (isinstance(best_time_limit, (int, float)) and best_time_limit >= 0):
+        raise ValueError(f"best_time_limit: must be a number >= 0, got {best_time_limit!r}")
+    cells = real_cells(days, pools, time_limit=time_limit, best_time_limit=best_time_limit,
+                       inference_share=inference_share, methods=methods)
+    summary = run_bench(cells, out, workers=workers, scheduler=scheduler, progress=progress,
+                        retry_errors=retry_errors)
+    keys = {c.key for c in cells}
+    df = load_rows(out)
+    df = df[df["cell"].isin(keys)].reset_index(drop=True)
+    extra = _lagrangian_bounds(cells, out, time_limit, best_values(df))
+    frame = real_frame(df, cells, extra)
+    table = real_summary(frame)
+    return RealReport(summary, frame, table, write_real(out, frame, table))
+
+
+def write_real(out: str | os.PathLike[str], frame: pd.DataFrame, table: pd.DataFrame) -> list[Path]:
+    """Write ``real.csv`` (the frame), ``tables/real.md`` and ``tables/real.csv`` (the
+    table) and ``plots/real-contention.{png,pdf}`` under ``out``; return the paths."""
+    from .plots import save_figure
+    from .plots_real import plot_real
+
+    out = Path(out)
+    files = [out / "real.csv", out / "tables" / "real.md", out / "tables" / "real.csv"]
+    files[1].parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(files[0], frame.to_csv(index=False))
+    atomic_write_text(files[1], table.to_markdown(index=False, floatfmt=".1f") + "\n")
+    atomic_write_text(files[2], table.to_csv(index=False))
+    files += save_figure(plot_real(frame)[0], out / "plots" / "real-contention")
+    return files

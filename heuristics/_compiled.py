@@ -63,14 +63,39 @@ def serial_starts_compiled(
 
 
 @njit(cache=True, nogil=True)
-def _lexicographic_subset(sizes: np.ndarray, elig: np.ndarray, m: int, g: int, out: np.ndarray) -> int:  # pragma: no cover
+def _lexicographic_subset(
+    sizes: np.ndarray, elig: np.ndarray, m: int, g: int, out: np.ndarray, suffix: np.ndarray,
+    reach: np.ndarray,
+) -> int:  # pragma: no cover
     """Lexicographically smallest subset of ``elig[:m]`` whose ``sizes`` sum to ``g``.
 
     Writes the chosen node positions into ``out`` and returns their count
-    (0 when no subset sums to ``g``).
+    (0 when no subset sums to ``g``). Suffix subset sums say whether a target
+    is still reachable from a position on: one ``int64`` bit set per position
+    (``suffix``, ``m + 1`` long) when ``g < 62``, else rows of ``reach``
+    (``(m + 1, g + 1)`` or larger); both are scratch space the caller owns, so
+    no call allocates.
     """
-    reach = np.zeros((m + 1, g + 1), dtype=np.bool_)
-    reach[m, 0] = True
+    if g < 62:
+        mask = (np.int64(1) << (g + 1)) - 1
+        suffix[m] = 1
+        for i in range(m - 1, -1, -1):
+            suffix[i] = (suffix[i + 1] | (suffix[i + 1] << sizes[elig[i]])) & mask
+        if not (suffix[0] >> g) & 1:
+            return 0
+        rest = g
+        c = 0
+        for i in range(m):
+            if rest == 0:
+                break
+            a = sizes[elig[i]]
+            if a <= rest and (suffix[i + 1] >> (rest - a)) & 1:
+                out[c] = elig[i]
+                c += 1
+                rest -= a
+        return c
+    for v in range(g + 1):
+        reach[m, v] = v == 0
     for i in range(m - 1, -1, -1):
         a = sizes[elig[i]]
         for v in range(g + 1):
@@ -115,16 +140,26 @@ def serial_starts_nodes_compiled(
     from which it has a valid placement for its whole run and the pool
     ``free`` has room; the rule ``rule`` (0 first-fit, 1 best-fit, 2 frag)
     picks the node of a one-node job, a multi-node job takes the
-    lexicographically smallest set of wholly free nodes. A scan over the
-    slots keeps the run of slots where the pool and ``maxfree`` (one node) or
-    ``whole`` (whole nodes) have room, and tests the nodes only at the
-    starts that pass it; ``nmax`` (how many nodes have ``maxfree``) spares
-    most recomputations of the maximum. Every array is updated in place;
-    ``start`` is returned, ``place`` row ``j`` receives the nodes.
+    lexicographically smallest set of wholly free nodes.
+
+    A scan over the slots, as tight as the flat decoder's, keeps the run of
+    slots where the pool and ``maxfree`` (one node) or ``whole`` (whole
+    nodes) have room, and the nodes are tested only at the starts that pass
+    it: one pass over each node's window gives both whether it fits and its
+    least free count (best-fit stops at a node left with no room, which no
+    later node beats). ``nmax`` (how many nodes have ``maxfree``) spares most
+    recomputations of the maximum. Every array is updated in place; ``start``
+    is returned, ``place`` row ``j`` receives the nodes.
     """
     K, T = node_free.shape
     elig = np.empty(K, dtype=np.int64)
     chosen = np.empty(K, dtype=np.int64)
+    suffix = np.empty(K + 1, dtype=np.int64)
+    top = 0
+    for i in range(order.shape[0]):
+        if multi[order[i]] and gpus[order[i]] > top:
+            top = gpus[order[i]]
+    reach = np.empty((K + 1, top + 1 if top >= 62 else 1), dtype=np.bool_)
     for i in range(order.shape[0]):
         j = order[i]
         g = gpus[j]
@@ -133,60 +168,81 @@ def serial_starts_nodes_compiled(
         hi = min(dl[j], T)
         if lo < 0 or hi - lo < p:
             continue
-        run = 0
+        many = multi[j]
         s = -1
         nchosen = 0
-        many = multi[j]
-        room_at = whole if many else maxfree  # one node with g free, or whole nodes holding g
-        for t in range(lo, hi):
-            if free[t] >= g and room_at[t] >= g:
-                run += 1
-            else:
-                run = 0
-            if run < p:
-                continue
-            c = t - p + 1
-            m = 0
-            for k in range(K):
-                need = sizes[k] if many else g
-                ok = True
-                for u in range(c, c + p):
-                    if node_free[k, u] < need:
-                        ok = False
-                        break
-                if ok:
-                    elig[m] = k
-                    m += 1
-                    if rule == 0 and not many:
-                        break  # first fit: the first node with room is the one
-            if m == 0:
-                continue
+        run = 0
+        t = lo
+        while t < hi:
+            # the next start with a run of p slots where the pool and the nodes have room;
+            # the arrays are indexed by name in each branch (an array chosen into a variable
+            # per job made this loop several times slower)
+            c = -1
+            while t < hi:
+                if many:
+                    if free[t] >= g and whole[t] >= g:
+                        run += 1
+                    else:
+                        run = 0
+                elif free[t] >= g and maxfree[t] >= g:
+                    run += 1
+                else:
+                    run = 0
+                if run >= p:
+                    c = t - p + 1
+                    break
+                t += 1
+            if c < 0:
+                break
+            t += 1
             if many:
-                nchosen = _lexicographic_subset(sizes, elig, m, g, chosen)
+                m = 0
+                for k in range(K):
+                    ok = True
+                    for u in range(c, c + p):
+                        if node_free[k, u] < sizes[k]:
+                            ok = False
+                            break
+                    if ok:
+                        elig[m] = k
+                        m += 1
+                if m == 0:
+                    continue
+                nchosen = _lexicographic_subset(sizes, elig, m, g, chosen, suffix, reach)
                 if nchosen == 0:
                     continue
             else:
-                best = elig[0]
-                if rule != 0 and m > 1:
-                    best_delta = 0
-                    best_room = -1
-                    for e in range(m):
-                        k = elig[e]
-                        room = node_free[k, c]
-                        delta = 0
-                        for u in range(c, c + p):
-                            f = node_free[k, u]
-                            if f < room:
-                                room = f
-                            if rule == 2:
-                                delta += frag[k, f - g] - frag[k, f]
-                        room -= g
-                        if best_room < 0 or (
-                            (rule == 1 and room < best_room)
-                            or (rule == 2 and (delta < best_delta
-                                               or (delta == best_delta and room < best_room)))
-                        ):
-                            best, best_room, best_delta = k, room, delta
+                best = -1
+                best_room = 0
+                best_delta = 0
+                for k in range(K):
+                    if sizes[k] < g:
+                        continue
+                    room = sizes[k]  # least free count over the window
+                    delta = 0
+                    ok = True
+                    for u in range(c, c + p):
+                        f = node_free[k, u]
+                        if f < g:
+                            ok = False
+                            break
+                        if f < room:
+                            room = f
+                        if rule == 2:
+                            delta += frag[k, f - g] - frag[k, f]
+                    if not ok:
+                        continue
+                    if rule == 0:
+                        best = k
+                        break
+                    if best < 0 or (rule == 1 and room < best_room) or (
+                        rule == 2 and (delta < best_delta or (delta == best_delta and room < best_room))
+                    ):
+                        best, best_room, best_delta = k, room, delta
+                        if rule == 1 and room == g:
+                            break  # no room left: no later node leaves less, ties go to the first
+                if best < 0:
+                    continue
                 chosen[0] = best
                 nchosen = 1
             s = c

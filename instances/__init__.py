@@ -5,6 +5,7 @@ The path of the data reads one way: a family or a file gives an
 :class:`Schedule`; :func:`evaluate` checks it and computes every figure.
 """
 
+from .bound_io import BoundCertificate, check_bound, load_bound, save_bound
 from .checker import InfeasibleScheduleError, Metrics, evaluate, gain, gap, stranded_gpus
 from .families import FAMILIES, generate
 from .io import (
@@ -18,6 +19,7 @@ from .io import (
     schedule_from_dict,
     schema,
 )
+from .lagrangian import lagrangian_value
 from .model import JOB_KINDS, Instance, Job, Node, Service
 from .nodes import openb_node_mix, price_of_topology, with_nodes
 from .result import Result, Status
@@ -36,6 +38,7 @@ from .traces import from_trace
 __all__ = [
     "FAMILIES",
     "JOB_KINDS",
+    "BoundCertificate",
     "InfeasibleScheduleError",
     "Instance",
     "Job",
@@ -47,6 +50,7 @@ __all__ = [
     "Service",
     "Status",
     "actual_instance",
+    "check_bound",
     "dumps",
     "evaluate",
     "from_trace",
@@ -55,12 +59,15 @@ __all__ = [
     "generate",
     "instance_from_dict",
     "instance_to_dict",
+    "lagrangian_value",
     "load",
+    "load_bound",
     "load_scenario",
     "load_schedule",
     "openb_node_mix",
     "price_of_topology",
     "save",
+    "save_bound",
     "save_scenario",
     "save_schedule",
     "scenario",

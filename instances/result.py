@@ -62,6 +62,9 @@ class Result:
         Branch-and-bound nodes, when an exact method reports them.
     message
         Free text: the error for status ``error``, notes otherwise.
+    bound_method
+        Where ``upper_bound`` comes from (``dual``, ``lp``, ``lagrangian``,
+        ``sum-of-values``, ...), or ``None`` without a bound.
     """
 
     method: str
@@ -76,6 +79,7 @@ class Result:
     lp_bound: float | None = None
     nodes: int | None = None
     message: str = ""
+    bound_method: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", Status(self.status))
@@ -104,6 +108,7 @@ class Result:
             "status": str(self.status),
             "value": self.value,
             "upper_bound": self.upper_bound,
+            "bound_method": self.bound_method,
             "gap": self.gap,
             "lp_bound": self.lp_bound,
             "nodes": self.nodes,

@@ -110,6 +110,10 @@ class Scenario:
     def __hash__(self) -> int:
         return hash((self.instance, tuple(sorted(self.actual.items()))))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the read-only views do not pickle: rebuild from plain dicts (worker processes)
+        return (Scenario, (self.instance, dict(self.actual), dict(self.meta)))
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Scenario):
             return NotImplemented
@@ -462,9 +466,12 @@ def trace_scenario(
     Raises
     ------
     ValueError
-        For a day without a previous day or past the series, or a bad
-        family parameter.
+        For a day without a previous day or past the series, a bad family
+        parameter, or ``days`` / ``start_day`` (set here).
     """
+    for key in ("days", "start_day"):
+        if key in params:
+            raise ValueError(f"{key}: set by trace_scenario (one day, start_day=day), not a parameter here")
     forecast, actual = trace_forecast_error(day, 1, history)
     base = families.generate(
         "trace-servegen", seed=seed, num_gpus=num_gpus, throughput_rps=throughput_rps,

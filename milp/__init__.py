@@ -19,6 +19,7 @@ automatic warm start and the helper are in :mod:`matheuristics`, above both.
 """
 
 from ._common import IncumbentHooks, RawSolve
+from .bound import BOUND_METHODS, Bound, bound
 from .formulation import DEFAULT_MAX_COLUMNS, Formulation, build
 from .nodes import NodeFormulation, PriceOfTopology, build_nodes, price_of_topology, solve_nodes
 from .progress import Progress
@@ -26,15 +27,18 @@ from .solver import BACKENDS, METHOD_BACKENDS, METHOD_NAMES, solve, solve_arrays
 
 __all__ = [
     "BACKENDS",
+    "BOUND_METHODS",
     "DEFAULT_MAX_COLUMNS",
     "METHOD_BACKENDS",
     "METHOD_NAMES",
+    "Bound",
     "Formulation",
     "IncumbentHooks",
     "NodeFormulation",
     "PriceOfTopology",
     "Progress",
     "RawSolve",
+    "bound",
     "build",
     "build_nodes",
     "price_of_topology",

@@ -781,18 +781,10 @@ def solve_highs_nodes(
 
 
 def lagrangian_bound(inst: Instance, time_limit: float) -> float | None:
-    """The Lagrangian bound of the flat model (PROBLEM.md section 7), valid on nodes too.
+    """The Lagrangian bound of the flat model (:func:`milp.bound`), valid on nodes too."""
+    from .bound import bound
 
-    The place where :func:`milp.bound` (written on another branch) plugs in:
-    ``None`` while the module is absent.
-    """
-    import importlib
-
-    try:
-        mod = importlib.import_module("milp.bound")
-    except ImportError:
-        return None
-    return float(mod.bound(inst.replace(nodes=None), time_limit=time_limit).value)
+    return float(bound(inst.replace(nodes=None), time_limit=time_limit).value)
 
 
 def _tolerance(inst: Instance, value: float) -> float:

@@ -30,6 +30,7 @@ import numpy as np
 from instances import InfeasibleScheduleError, Instance, Result, Schedule, Status, evaluate
 
 from ._common import Backend, IncumbentHooks, RawSolve
+from .bound import HeldBounds, bound_after_solve, bounds_before_solve
 from .formulation import DEFAULT_MAX_COLUMNS, DEFAULT_ROUNDING, Formulation, build
 from .progress import Progress
 
@@ -266,6 +267,8 @@ def solve(
     aggregate: bool = True,
     cliques: bool = False,
     rounding: Sequence[int] = DEFAULT_ROUNDING,
+    lagrangian: bool | None = None,
+    fixing: bool = False,
     **params: Any,
 ) -> Result:
     """Solve the time-indexed MILP of an instance.
@@ -309,6 +312,15 @@ def solve(
         Refuse larger models (see :func:`milp.build`).
     aggregate, cliques, rounding
         Formulation options (see :func:`milp.build`).
+    lagrangian
+        Compute a Lagrangian bound (:func:`milp.bound`) before the backend
+        runs, within a tenth of the time limit: ``None`` (default) for
+        models of 50,000 columns or more, and afterwards (a short search)
+        whenever the backend left no dual or LP bound.
+    fixing
+        Reduced-cost fixing (:mod:`milp.fixing`) relative to the warm
+        start's value ``V`` before the backend runs; the reduced model's
+        bounds then count as ``max(V, bound)``.
     **params
         Backend options. HiGHS: ``root_lp``, ``seed`` and HiGHS options by
         name (see :func:`milp.highs.solve_highs`). CP-SAT: ``seed`` and
@@ -330,10 +342,12 @@ def solve(
 
         if hooks is not None:
             raise ValueError("hooks: the node model takes no incumbent hooks")
+        if fixing:
+            raise ValueError("fixing: reduced-cost fixing is not available for the node model")
         return solve_nodes(
             inst, time_limit=time_limit, mip_gap=mip_gap, threads=threads, warm_start=warm_start,
             backend=backend, progress=progress, max_columns=max_columns, aggregate=aggregate,
-            cliques=cliques, rounding=rounding, **params,
+            cliques=cliques, rounding=rounding, lagrangian=lagrangian, **params,
         )
     t0 = time.perf_counter()
     _check_args(backend, time_limit, mip_gap, threads)
@@ -357,11 +371,21 @@ def solve(
         ws, source = _warm_start_array(inst, warm_start)
         if ws is not None:
             call["warm_start"] = source
+        # -- bounds held beside the backend (milp/bound.py): Lagrangian, fixing --
+        if lagrangian is not None or fixing:
+            call.update(lagrangian=lagrangian, fixing=fixing)
+        if bar is not None:
+            bar.set_phase("bound")
+        form, held = bounds_before_solve(form, ws, time_limit, time.perf_counter() - t0,
+                                         lagrangian=lagrangian, fixing=fixing)
         raw = solve_arrays(
             form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)), mip_gap=mip_gap,
             threads=threads, warm_start=ws, backend=backend, progress=bar, hooks=hooks, **params,
         )
-        return _assemble(inst, method, form, raw, ws, source, call, t0)
+        known = [float(inst.job_values[a >= 0].sum()) for a in (raw.start, ws) if a is not None]
+        bound_after_solve(inst, held, raw.dual_bound, raw.lp_bound, lagrangian, time_limit,
+                          lower=max(known) if known else None)
+        return _assemble(inst, method, form, raw, ws, source, call, t0, held)
     finally:
         if bar is not None and bar is not progress:
             bar.close()
@@ -369,7 +393,7 @@ def solve(
 
 def _assemble(
     inst: Instance, method: str, form: Any, raw: RawSolve, ws: np.ndarray | None, source: str,
-    call: dict[str, Any], t0: float,
+    call: dict[str, Any], t0: float, held: HeldBounds | None = None,
 ) -> Result:
     status = raw.status
     notes = [raw.message] if raw.message else []
@@ -399,18 +423,20 @@ def _assemble(
     elif raw.start is None and status is not Status.OPTIMAL:
         notes.append(f"solver has no incumbent; returning the {label}")
 
-    bounds = [form.trivial_bound]
-    if status is not Status.ERROR:
-        bounds += [b for b in (raw.dual_bound, raw.lp_bound) if b is not None and math.isfinite(b)]
-    upper: float | None = min(bounds)
-    assert upper is not None
+    held = held if held is not None else HeldBounds()
+    upper: float | None
+    bound_method: str | None
+    upper, bound_method = held.smallest(form.trivial_bound, raw.dual_bound, raw.lp_bound,
+                                        status is not Status.ERROR)
+    if held.note():
+        notes.append(held.note())
     if upper < value - _tolerance(inst, value):
         notes.append(
             f"bug: upper bound {upper!r} below the checked value {value!r} "
             f"(dual {raw.dual_bound!r}, lp {raw.lp_bound!r})"
         )
         logger.error("%s on %s: %s", method, inst.name, notes[-1])
-        status, upper = Status.ERROR, None
+        status, upper, bound_method = Status.ERROR, None, None
     else:
         upper = max(upper, value)
     return Result(
@@ -426,4 +452,5 @@ def _assemble(
         lp_bound=raw.lp_bound,
         nodes=raw.nodes,
         message="; ".join(notes),
+        bound_method=bound_method,
     )

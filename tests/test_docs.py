@@ -24,7 +24,6 @@ def test_links_resolve(page: Path) -> None:
         if "://" in target:
             continue
         path = (page.parent / target).resolve()
-        rel = path.relative_to(ROOT).as_posix()
         assert path.exists(), f"{page.name}: broken link {target}"
 
 

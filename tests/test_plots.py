@@ -11,7 +11,7 @@ from matplotlib.patches import Rectangle
 
 import gpusched
 import instances
-from gpusched import plots
+from gpusched import bench, plots
 from gpusched.cli import main
 from instances import Instance, Job, Schedule, Service
 
@@ -130,7 +130,7 @@ def test_sweep_plots_and_cli(tmp_path, capsys):
         if p.endswith(".png"):
             _png_ok(tmp_path / "plots" / p.split("/")[-1])
     # one schedule from files
-    df = gpusched.bench.load_rows(out)
+    df = bench.load_rows(out)
     row = df.iloc[0]
     assert main(["plot", str(out / row["instance_file"]), str(out / row["schedule_file"]),
                  "-o", str(tmp_path / "one"), "--reservation", "peak"]) == 0

@@ -243,3 +243,58 @@ def test_cli_scenario_to_stdout_and_bad_parameter(capsys, tmp_path):
     assert len(err) == 1 and "rho" in err[0]
     assert main(["scenario", str(BASE_INSTANCE), "--model", "nope"]) == 2
     assert "model" in capsys.readouterr().err
+
+
+def test_cli_trace_day_writes_the_forecast_instance_and_its_day(tmp_path, capsys):
+    sc_path, inst_path = tmp_path / "sc.json", tmp_path / "inst.json"
+    argv = ["scenario", "--trace-day", "7", "--seed", "3", "--history", "4",
+            "-p", "contention=2.5", "-o", str(sc_path), "--instance-out", str(inst_path)]
+    assert main(argv) == 0
+    inst = instances.load(inst_path)
+    sc = instances.load_scenario(sc_path, inst)
+    want_inst, want_sc = instances.trace_scenario(7, 3, history=4, contention=2.5)
+    assert inst == want_inst and sc == want_sc
+    assert sc.meta["params"]["history"] == 4
+    # the pair replays on the command line
+    capsys.readouterr()
+    assert main(["simulate", str(inst_path), "--scenario", str(sc_path), "--method", "list",
+                 "--no-bound", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["realized_value"] >= 0
+    # without -o the scenario goes to standard output
+    assert main(["scenario", "--trace-day", "2", "--instance-out", str(inst_path)]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert instances.scenario_from_dict(d, instances.load(inst_path)) == instances.trace_scenario(2)[1]
+
+
+@pytest.mark.parametrize(
+    "argv,field",
+    [
+        (["--trace-day", "0", "--instance-out", "{i}"], "day"),
+        (["--trace-day", "14", "--instance-out", "{i}"], "day"),
+        (["--trace-day", "7"], "--instance-out"),
+        (["--trace-day", "7", "--instance-out", "{i}", "--sigma", "0.2"], "--sigma"),
+        (["--trace-day", "7", "--instance-out", "{i}", "--model", "trace"], "--model"),
+        (["--trace-day", "7", "--instance-out", "{i}", "-p", "nope=1"], "nope"),
+        (["--trace-day", "7", "--instance-out", "{i}", "-p", "days=2"], "days"),
+        (["--trace-day", "7", "--instance-out", "{i}", "-p", "seed=2"], "seed"),
+        (["--trace-day", "7", "--instance-out", "{i}", "--history", "0"], "history"),
+        (["--trace-day", "7", "--instance-out", "{i}", "-p", "num_gpus=2"], "num_gpus"),
+        ([str(BASE_INSTANCE), "--trace-day", "7", "--instance-out", "{i}"], "instance"),
+        ([str(BASE_INSTANCE), "--instance-out", "{i}"], "--instance-out"),
+        ([], "instance"),
+        ([str(BASE_INSTANCE), "--history", "2"], "history"),  # lognormal has no history
+    ],
+)
+def test_cli_trace_day_bad_input_exit_2_one_line(tmp_path, capsys, argv, field):
+    inst_path = tmp_path / "inst.json"
+    argv = [a.replace("{i}", str(inst_path)) for a in argv]
+    assert main(["scenario", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and field in err[0] and "Traceback" not in err[0]
+    assert not inst_path.exists()
+
+
+def test_trace_scenario_refuses_the_parameters_it_sets():
+    for key in ("days", "start_day"):
+        with pytest.raises(ValueError, match=rf"^{key}"):
+            instances.trace_scenario(7, **{key: 2})

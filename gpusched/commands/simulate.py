@@ -20,13 +20,27 @@ logger = logging.getLogger(__name__)
 
 def register(sub: Any) -> None:
     """Add ``scenario`` and ``simulate`` to ``sub`` (an argparse subparsers object)."""
-    p = sub.add_parser("scenario", help="draw the actual demand of an instance's day")
-    p.add_argument("instance", help="instance file (its demand is the forecast)")
-    p.add_argument("--model", default="lognormal", help="lognormal (default) or trace")
+    p = sub.add_parser(
+        "scenario", help="draw the actual demand of an instance's day, or a ServeGen day with its forecast",
+        description="Draw the actual demand of an instance's day from a model (INSTANCE --model ...), "
+        "or, with --trace-day D, build a day of the shipped ServeGen series: the forecast "
+        "instance (the mean of the previous days at each hour) and the day that came.",
+    )
+    p.add_argument("instance", nargs="?", default=None,
+                   help="instance file (its demand is the forecast); not with --trace-day")
+    p.add_argument("--model", default=None, help="lognormal (default) or trace")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--sigma", type=float, default=None, help="lognormal: sigma of the log-noise (0.2)")
     p.add_argument("--rho", type=float, default=None, help="lognormal: lag-1 autocorrelation (0.5)")
     p.add_argument("--day", type=int, default=None, help="trace: day of the ServeGen series (7)")
+    p.add_argument("--history", type=int, default=None,
+                   help="trace, --trace-day: forecast from the last N days only (default: all before)")
+    p.add_argument("--trace-day", type=int, default=None, metavar="D",
+                   help="build day D of the ServeGen series (1-13): the forecast instance and its "
+                   "actual day (instances.trace_scenario); -p goes to the trace-servegen family "
+                   "(e.g. -p contention=2.5, -p num_gpus=32)")
+    p.add_argument("--instance-out", default=None, metavar="FILE",
+                   help="with --trace-day: the forecast instance file to write (required)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                    help="other model parameter, e.g. -p mean_one=false (repeatable)")
     p.add_argument("-o", "--output", help="scenario file to write (default: standard output)")
@@ -54,19 +68,48 @@ def register(sub: Any) -> None:
 
 
 def cmd_scenario(args: argparse.Namespace) -> int:
-    inst = instances.load(args.instance)
     params = parse_params(args.param)
-    for key in ("sigma", "rho", "day"):
-        value = getattr(args, key)
-        if value is not None:
-            params[key] = value
-    sc = instances.scenario(inst, args.model, seed=args.seed, **params)
+    if args.trace_day is not None:
+        inst, sc = _trace_day(args, params)
+    else:
+        if args.instance is None:
+            raise ValueError("instance: an instance file is needed (or --trace-day D)")
+        if args.instance_out is not None:
+            raise ValueError("--instance-out: only with --trace-day (the instance is the file given)")
+        inst = instances.load(args.instance)
+        for key in ("sigma", "rho", "day", "history"):
+            value = getattr(args, key)
+            if value is not None:
+                params[key] = value
+        sc = instances.scenario(inst, args.model or "lognormal", seed=args.seed, **params)
     if args.output:
         instances.save_scenario(sc, args.output)
         logger.info("wrote %s", args.output)
     else:
         sys.stdout.write(json.dumps(sc.to_dict()) + "\n")
     return 0
+
+
+def _trace_day(args: argparse.Namespace, params: dict[str, Any]) -> tuple[instances.Instance, instances.Scenario]:
+    """``instances.trace_scenario`` from the command line; writes the forecast instance."""
+    if args.instance is not None:
+        raise ValueError(
+            f"instance: not taken with --trace-day (got {args.instance!r}); the forecast instance "
+            "is built from the series and written to --instance-out"
+        )
+    for flag, value in (("--model", args.model), ("--sigma", args.sigma), ("--rho", args.rho),
+                        ("--day", args.day)):
+        if value is not None:
+            raise ValueError(f"{flag}: not with --trace-day (the actual is the day itself)")
+    if args.instance_out is None:
+        raise ValueError("--instance-out: required with --trace-day (the scenario is for that instance)")
+    for key in ("history", "seed"):
+        if key in params:
+            raise ValueError(f"--param {key}: give it as --{key}")
+    inst, sc = instances.trace_scenario(args.trace_day, args.seed, history=args.history, **params)
+    instances.save(inst, args.instance_out)
+    logger.info("wrote %s", args.instance_out)
+    return inst, sc
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

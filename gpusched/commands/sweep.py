@@ -63,8 +63,10 @@ def register(sub: Any) -> None:
     p.add_argument("results", help="results folder (or results.csv)")
     p.add_argument("--format", choices=TABLE_FORMATS, default="markdown",
                    help="markdown (md), latex (tex) or csv (default markdown)")
-    p.add_argument("--view", choices=("summary", "seed", "ablation", "topology"),
-                   default="summary")
+    p.add_argument("--view", choices=("summary", "seed", "ablation", "simulation", "topology"),
+                   default="summary",
+                   help="summary (default), seed, ablation, simulation (a sweep with "
+                        "[scenarios]), or topology (runs flat and on nodes)")
     p.add_argument("--baseline", default="fifo", help="method the gains are measured from")
     p.add_argument("--allocator", default="best", help="the allocator of the seed and topology views")
     p.add_argument("--methods", default="",
@@ -83,11 +85,23 @@ def register(sub: Any) -> None:
                    help="methods whose example schedules are drawn (results folder)")
     p.set_defaults(func=cmd_plot)
 
-    p = sub.add_parser("reproduce", help="reproduce a published comparison (the seed's)")
-    p.add_argument("target", choices=("seed",), help="what to reproduce")
-    p.add_argument("-o", "--output", default="results/seed", help="results folder (default results/seed)")
-    p.add_argument("--seeds", default=None, help="N, A-B or a comma list (default 5)")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds per MILP (default 20)")
+    p = sub.add_parser("reproduce", help="reproduce the seed's comparison (seed), or test it "
+                       "on days of the openb trace (real)")
+    p.add_argument("target", choices=("seed", "real"), help="what to reproduce")
+    p.add_argument("-o", "--output", default=None,
+                   help="results folder (default results/seed or results/real)")
+    p.add_argument("--seeds", default=None, help="seed: N, A-B or a comma list (default 5)")
+    p.add_argument("--time-limit", type=float, default=None,
+                   help="seconds per MILP (default 20 for seed, 10 for real)")
+    p.add_argument("--days", default=None,
+                   help="real: openb days, A-B or a comma list (default every third of 115-149)")
+    p.add_argument("--pools", default=None, help="real: pool sizes, comma list (default 8,16,32)")
+    p.add_argument("--best-time-limit", type=float, default=None,
+                   help="real: seconds of best per instance (default 2)")
+    p.add_argument("--inference-share", type=float, default=None,
+                   help="real: share of the pool the ServeGen series asks at its peak (default 0.3)")
+    p.add_argument("--quick", action="store_true",
+                   help="real: two days (130 and 149) on 8 and 16 GPUs, short limits")
     p.add_argument("--no-ablation", action="store_true",
                    help="skip the extra heuristics of the ablation table")
     p.add_argument("-p", "--param", action="append", default=[], metavar="METHOD.KEY=VALUE",
@@ -182,14 +196,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_table(args: argparse.Namespace) -> int:
     from ..sweep import load_rows
-    from ..tables import view
+    from ..tables import simulation_view, view
 
     df = load_rows(args.results)
     present = sorted(set(df["method"])) if "method" in df.columns else None
-    if present is not None and args.baseline not in present:
+    if present is not None and args.baseline not in present and args.view != "simulation":
         raise ValueError(f"--baseline: no rows of method {args.baseline!r} in {args.results} "
                          f"(methods there: {', '.join(present) or 'none'})")
-    kw: dict[str, Any] = {"baseline": args.baseline}
+    kw: dict[str, Any] = {} if args.view == "simulation" else {"baseline": args.baseline}
     if args.view in ("seed", "topology"):
         kw["allocator"] = args.allocator
     only = tuple(m.strip() for m in args.methods.split(",") if m.strip())
@@ -198,7 +212,8 @@ def cmd_table(args: argparse.Namespace) -> int:
             raise ValueError("--methods: only the summary view takes a method list")
         kw["methods"] = kw["only"] = only
     try:
-        text = view(df, args.view, **kw).render(args.format)
+        tv = simulation_view(df) if args.view == "simulation" else view(df, args.view, **kw)
+        text = tv.render(args.format)
     except ValueError as e:  # e.g. a CSV file without the result columns
         raise ValueError(f"{args.results}: {e}") from None
     if args.output:
@@ -244,7 +259,92 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _int_list(text: str, where: str) -> list[int]:
+    import re
+
+    t = text.strip()
+    m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", t)
+    if m:
+        return list(range(int(m.group(1)), int(m.group(2)) + 1))
+    try:
+        out = [int(x) for x in t.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"{where}: expected A-B or a comma list of integers, got {text!r}") from None
+    if not out:
+        raise ValueError(f"{where}: expected A-B or a comma list of integers, got {text!r}")
+    return out
+
+
+def cmd_reproduce_real(args: argparse.Namespace) -> int:
+    from ..reproduce import (
+        REAL_BEST_TIME_LIMIT,
+        REAL_DAYS,
+        REAL_POOLS,
+        REAL_QUICK,
+        REAL_TIME_LIMIT,
+        real_cells,
+        real_frame,
+        real_summary,
+        write_real,
+    )
+    from ..sweep import load_rows
+
+    _check_workers(args)
+    if args.seeds is not None or args.no_ablation or args.param:
+        raise ValueError("--seeds, --no-ablation, -p: options of reproduce seed, not real")
+    base: dict[str, Any] = dict(REAL_QUICK) if args.quick else {
+        "days": REAL_DAYS, "pools": REAL_POOLS, "time_limit": REAL_TIME_LIMIT,
+        "best_time_limit": REAL_BEST_TIME_LIMIT}
+    if args.days is not None:
+        base["days"] = _int_list(args.days, "--days")
+    if args.pools is not None:
+        base["pools"] = _int_list(args.pools, "--pools")
+    for key in ("time_limit", "best_time_limit"):
+        v = getattr(args, key)
+        if v is not None:
+            if not v >= 0:
+                raise ValueError(f"--{key.replace('_', '-')}: must be >= 0, got {v}")
+            base[key] = v
+    if args.inference_share is not None:
+        base["inference_share"] = args.inference_share
+    args.retry_errors = True  # a method that failed is not a result to keep
+    try:
+        cells = real_cells(**base)
+    except ValueError as e:
+        msg = str(e)
+        for key in ("days", "pools", "inference_share"):
+            if msg.startswith(f"{key}: "):
+                msg = f"--{key.replace('_', '-')}: " + msg[len(key) + 2:]
+        raise ValueError(msg) from None
+    try:
+        s = _run(args, cells, _argv())
+    except _Interrupted:
+        return RESUME_EXIT
+    keys = {c.key for c in cells}
+    df = load_rows(args.output)
+    df = df[df["cell"].isin(keys)].reset_index(drop=True)
+    from ..reproduce import _lagrangian_bounds, best_values
+
+    extra = _lagrangian_bounds(cells, Path(args.output), base["time_limit"], best_values(df))
+    frame = real_frame(df, cells, extra)
+    table = real_summary(frame)
+    files = write_real(args.output, frame, table)
+    print(table.to_markdown(index=False, floatfmt=".1f"))
+    print(f"{s.ran} cells run ({s.errors} errors), {s.skipped} already done; "
+          f"{len(frame)} instances; table, rows and plot: {', '.join(str(f) for f in files)}")
+    return 0
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    if args.output is None:
+        args.output = f"results/{args.target}"
+    if args.target == "real":
+        return cmd_reproduce_real(args)
+    for flag in ("days", "pools", "best_time_limit", "inference_share"):
+        if getattr(args, flag) is not None:
+            raise ValueError(f"--{flag.replace('_', '-')}: an option of reproduce real, not seed")
+    if args.quick:
+        raise ValueError("--quick: an option of reproduce real, not seed")
     from ..report import write_report
     from ..reproduce import DEFAULT_SEEDS, DEFAULT_TIME_LIMIT, SEED_METHODS, seed_config
     from ..sweep import load_rows, make_cells

@@ -9,7 +9,10 @@ yet and stores one tidy row per cell in a results folder. The parts:
 - :mod:`.cells`: :class:`Cell`, its key, and :func:`run_cell` (one row);
 - :mod:`.store`: the results folder (atomic row files, ``results.csv``,
   :func:`load_rows`);
-- :mod:`.runner`: :func:`run_bench` over this process, a process pool or Dask.
+- :mod:`.runner`: :func:`run_bench` over this process, a process pool or Dask;
+- :mod:`.scenarios` and :mod:`.simulation`: the scenario dimension (a
+  ``[scenarios]`` table): every cell replays its method against an actual day
+  with a policy, plus one clairvoyant-bound cell per day.
 """
 
 from .cells import (
@@ -25,6 +28,7 @@ from .cells import (
 )
 from .config import MAX_SEEDS, BenchConfig, MethodSpec, load_config, make_config, parse_seeds
 from .runner import CONSOLIDATE_EVERY_S, BenchSummary, run_bench
+from .scenarios import ScenarioConfig, SimSpec, scenario_config
 from .store import SORT_COLUMNS, consolidate, done_keys, load_rows
 
 __all__ = [
@@ -38,6 +42,8 @@ __all__ = [
     "BenchSummary",
     "Cell",
     "MethodSpec",
+    "ScenarioConfig",
+    "SimSpec",
     "consolidate",
     "done_keys",
     "error_row",
@@ -49,5 +55,6 @@ __all__ = [
     "parse_seeds",
     "run_bench",
     "run_cell",
+    "scenario_config",
     "versions",
 ]

@@ -27,6 +27,7 @@ from instances.families import node_shape_label
 
 from ..dispatch import solve
 from .config import BenchConfig, MethodSpec
+from .scenarios import SimSpec
 
 __all__ = [
     "METRIC_COLUMNS",
@@ -73,6 +74,9 @@ class Cell:
         The method, its label, parameters and time limit.
     content_hash
         :func:`instance_hash` of ``instance``.
+    sim
+        When set, the cell replays the method against a day's actual demand
+        with a policy (:mod:`.simulation`) instead of running it offline.
     """
 
     instance: Instance
@@ -80,6 +84,7 @@ class Cell:
     seed: int
     spec: MethodSpec
     content_hash: str
+    sim: SimSpec | None = None
 
     @property
     def key(self) -> str:
@@ -91,6 +96,8 @@ class Cell:
             "params": dict(self.spec.params),
             "time_limit": self.spec.time_limit,
         }
+        if self.sim is not None:
+            ident["sim"] = self.sim.ident()
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -134,6 +141,10 @@ def make_cells(config: BenchConfig) -> list[Cell]:
         fam = str(inst.meta.get("family", "file"))
         seed = int(inst.meta.get("seed", -1))
         insts.append((inst, fam, seed))
+    if config.scenarios is not None:
+        from .simulation import make_sim_cells
+
+        return make_sim_cells(config, insts)
     cells: list[Cell] = []
     for inst, fam, seed in insts:
         h = instance_hash(inst)
@@ -218,6 +229,10 @@ def run_cell(cell: Cell) -> tuple[dict[str, Any], dict[str, Any] | None]:
         object (``None`` when the method failed). A method that raises gives a
         row with status ``error`` and the exception in ``message``.
     """
+    if cell.sim is not None:
+        from .simulation import run_sim_cell
+
+        return run_sim_cell(cell)
     spec = cell.spec
     started = time.perf_counter()
     try:

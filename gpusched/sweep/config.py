@@ -27,6 +27,7 @@ import instances
 from instances.model import check_size_params
 
 from ..dispatch import EXACT_METHODS, method_names
+from .scenarios import ScenarioConfig, scenario_config_from_tables
 
 __all__ = [
     "MAX_SEEDS",
@@ -77,6 +78,10 @@ class BenchConfig:
         Per-family generator parameters (``{"large": {"num_jobs": 500}}``).
     instance_files
         Instance files to add to the families' instances.
+    scenarios
+        The scenario dimension and the policies (:mod:`.scenarios`): when
+        set, every cell replays its method against a day instead of running
+        it offline.
     """
 
     families: tuple[str, ...]
@@ -84,6 +89,7 @@ class BenchConfig:
     methods: tuple[MethodSpec, ...]
     family_params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     instance_files: tuple[str, ...] = ()
+    scenarios: ScenarioConfig | None = None
 
 
 MAX_SEEDS = 100_000
@@ -178,6 +184,7 @@ def make_config(
     params: Mapping[str, Mapping[str, Any]] | None = None,
     family_params: Mapping[str, Mapping[str, Any]] | None = None,
     instance_files: Sequence[str] = (),
+    scenarios: ScenarioConfig | None = None,
 ) -> BenchConfig:
     """Build and check a :class:`BenchConfig` from plain values (the command-line flags).
 
@@ -188,6 +195,9 @@ def make_config(
         methods and the budget of the heuristics that take one.
     params
         Per-method parameters, keyed by method label.
+    scenarios
+        The scenario dimension (:func:`.scenarios.scenario_config`); its
+        ``trace_days`` count as instances, with the sweep's seeds.
 
     Raises
     ------
@@ -220,14 +230,16 @@ def make_config(
     labels = [s.label for s in specs]
     if len(set(labels)) != len(labels):
         raise ValueError(f"methods: a label appears twice in {labels}")
-    if not fams and not instance_files:
+    traces = scenarios is not None and bool(scenarios.trace_days)
+    if not fams and not instance_files and not traces:
         raise ValueError("families: no family and no instance file given")
     return BenchConfig(
         families=fams,
-        seeds=parse_seeds(seeds) if fams else (),
+        seeds=parse_seeds(seeds) if fams or traces else (),
         methods=tuple(specs),
         family_params={k: dict(v) for k, v in (family_params or {}).items()},
         instance_files=tuple(str(p) for p in instance_files),
+        scenarios=scenarios,
     )
 
 
@@ -273,6 +285,8 @@ class SweepFile(BaseModel):
     params: dict[str, _MethodTable] = {}
     variants: dict[str, _Variant] = {}
     family_params: dict[str, dict[str, Any]] = {}
+    scenarios: dict[str, Any] | None = None
+    policy: dict[str, Any] | None = None
 
     @field_validator("seeds")
     @classmethod
@@ -346,6 +360,7 @@ def _config_from_dict(data: Mapping[str, Any]) -> BenchConfig:
         time_limit=doc.time_limit,
         family_params=doc.family_params,
         instance_files=doc.instances,
+        scenarios=scenario_config_from_tables(doc.scenarios, doc.policy),
     )
 
 
@@ -357,7 +372,9 @@ def load_config(path: str | os.PathLike[str]) -> BenchConfig:
     instance files), per-method tables ``[params.<method>]`` (a
     ``time_limit`` key there overrides the global one), variants
     ``[variants.<label>]`` with a ``method`` key and parameters, and per-family
-    generator parameters ``[family_params.<family>]``. Example::
+    generator parameters ``[family_params.<family>]``; ``[scenarios]`` and
+    ``[policy]`` make it a sweep of replays against actual days
+    (:mod:`.scenarios`). Example::
 
         families = ["seed-training-heavy", "hc-mixed"]
         seeds = "0-4"

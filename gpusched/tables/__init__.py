@@ -3,11 +3,13 @@
 - :mod:`.aggregate`: the numbers (:func:`prepare`: gains and gaps per row;
   :func:`ci95`: Student's t intervals);
 - :mod:`.render`: :class:`Table` as Markdown or booktabs LaTeX (pandas);
-- :mod:`.views`: the four views (:func:`view` by name).
+- :mod:`.views`: the four offline views (:func:`view` by name);
+- :mod:`.simulation`: the view of a scenario sweep's replays against the clairvoyant bound.
 """
 
 from .aggregate import CONFIDENCE, FEW_VALUES, ci95, prepare, t_quantile
 from .render import FORMAT_ALIASES, Table, TableView, fmt_ci, latex_escape
+from .simulation import simulation_rows, simulation_view
 from .views import (
     ABLATION_GRID,
     ABLATION_ORDERINGS,
@@ -43,6 +45,8 @@ __all__ = [
     "latex_escape",
     "prepare",
     "seed_view",
+    "simulation_rows",
+    "simulation_view",
     "summary_view",
     "t_quantile",
     "topology_frame",

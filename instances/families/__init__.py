@@ -25,15 +25,27 @@ import numpy as np
 from ..model import Instance, check_size_params
 from ..nodes import openb_node_mix, with_nodes
 from ..servegen import servegen_hourly_rps
-from .catalogue import GENERATORS, SEED_SCENARIOS, TRACE_GPU_THROUGHPUT_RPS
+from .catalogue import (
+    GENERATORS,
+    OPENB_DAYS,
+    OPENB_INFERENCE_SHARE,
+    OPENB_MIN_GPUS,
+    SEED_SCENARIOS,
+    TRACE_GPU_THROUGHPUT_RPS,
+    contention,
+)
 from .generators import KIND_SPECS, daily_curve
 
 __all__ = [
     "FAMILIES",
     "KIND_SPECS",
     "NODE_SHAPES",
+    "OPENB_DAYS",
+    "OPENB_INFERENCE_SHARE",
+    "OPENB_MIN_GPUS",
     "SEED_SCENARIOS",
     "TRACE_GPU_THROUGHPUT_RPS",
+    "contention",
     "daily_curve",
     "generate",
     "node_shape_label",
@@ -104,7 +116,8 @@ def generate(
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed: must be a non-negative integer, got {seed!r}")
     fn = GENERATORS[family]
-    accepted = set(inspect.signature(fn).parameters) - {"rng"}
+    sig = inspect.signature(fn).parameters
+    accepted = set(sig) - {"rng", "seed"}
     unknown = set(params) - accepted
     if unknown:
         raise ValueError(
@@ -114,7 +127,7 @@ def generate(
     check_size_params(params)
     shape = None if node_gpus is None else _check_shape(node_gpus)
     rng = np.random.default_rng([int(seed), _family_key(family)])
-    inst = fn(rng, **params)
+    inst = fn(rng, **params, **({"seed": int(seed)} if "seed" in sig else {}))
     name = f"{family}-s{int(seed)}" + "".join(f"-{k}{v}" for k, v in sorted(params.items()))
     meta = {"family": family, "seed": int(seed), "params": dict(sorted(params.items())), **inst.meta}
     inst = inst.replace(name=name, meta=meta)

@@ -14,10 +14,19 @@ from collections.abc import Callable
 import numpy as np
 
 from ..model import Instance, Service
+from ..nodes import openb_node_counts
 from ..servegen import servegen_hourly_rps
 from .generators import KindSpec, daily_curve, draw_jobs, expected_job_area
 
-__all__ = ["GENERATORS", "SEED_SCENARIOS", "TRACE_GPU_THROUGHPUT_RPS"]
+__all__ = [
+    "GENERATORS",
+    "OPENB_DAYS",
+    "OPENB_INFERENCE_SHARE",
+    "OPENB_MIN_GPUS",
+    "SEED_SCENARIOS",
+    "TRACE_GPU_THROUGHPUT_RPS",
+    "contention",
+]
 
 TRACE_GPU_THROUGHPUT_RPS = 40.0
 """Requests per second one GPU serves in the trace-driven family (stated assumption)."""
@@ -231,6 +240,77 @@ def _trace_servegen(
     return inst.replace(meta={"trace_start_day": d0, "throughput_rps": throughput_rps})
 
 
+OPENB_DAYS: tuple[int, ...] = tuple(range(115, 150))
+"""Days of the openb trace the ``openb-day`` family takes (day ``d`` is trace seconds
+``[86400 d, 86400 (d + 1))``): days 115 to 149 hold 8,115 of the 8,152 pods; the
+trace ends 8.3 hours into day 149. The days before 115 hold 0 to 3 pods each."""
+
+OPENB_MIN_GPUS = 8
+"""Smallest ``openb-day`` pool: the largest openb pod asks 8 GPUs."""
+
+OPENB_INFERENCE_SHARE = 0.3
+"""Default share of the ``openb-day`` pool that the ServeGen series asks at its peak."""
+
+
+def contention(inst: Instance) -> float:
+    """Batch demand over the capacity inference leaves: ``sum_j g_j p_j / sum_t (G - sum_s d_s[t])``.
+
+    Above 1 the jobs cannot all run in the horizon whatever the schedule; far
+    below 1 nearly any schedule runs them all. Infinite when inference takes
+    the whole pool in every slot.
+    """
+    demand = sum(j.gpus * j.duration for j in inst.jobs)
+    left = inst.num_gpus * inst.horizon - int(inst.total_demand.sum())
+    return demand / left if left > 0 else math.inf
+
+
+def _openb_day(
+    rng: np.random.Generator, *, seed: int = 0, day: int | None = None, num_gpus: int = 16,
+    inference_share: float = OPENB_INFERENCE_SHARE,
+) -> Instance:
+    """One day of real openb pods (Alibaba cluster-trace-gpu-v2023) as batch jobs in
+    15-minute slots, on 16 GPUs of the cluster's real node mix, with a ServeGen series
+    asking 30% of the pool at its peak; the seed picks the day (115 + seed mod 35).
+
+    The day is ``day`` or ``OPENB_DAYS[seed % 35]``; the import is
+    :func:`instances.from_trace` on the shipped pods with the shipped node list
+    taken down to ``num_gpus`` GPUs by :func:`instances.traces.select_nodes`,
+    and ``service="servegen:<inference_share>"``. Nothing is drawn: the day
+    and the pool decide the instance. ``meta["contention"]`` is
+    :func:`contention`."""
+    from ..traces import from_trace
+
+    d = OPENB_DAYS[seed % len(OPENB_DAYS)] if day is None else day
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d not in OPENB_DAYS:
+        raise ValueError(
+            f"day: must be an integer day of the openb trace in "
+            f"{OPENB_DAYS[0]}..{OPENB_DAYS[-1]}, got {d!r}"
+        )
+    if isinstance(num_gpus, bool) or not isinstance(num_gpus, (int, np.integer)):
+        raise ValueError(f"num_gpus: must be an integer, got {num_gpus!r}")
+    if num_gpus < OPENB_MIN_GPUS:
+        raise ValueError(
+            f"num_gpus: {num_gpus} is too small for the openb node list: the day's largest "
+            f"pods ask {OPENB_MIN_GPUS} GPUs on one node (at least {OPENB_MIN_GPUS})"
+        )
+    if isinstance(inference_share, bool) or not isinstance(inference_share, (int, float)) or not (
+        0 < inference_share <= 1
+    ):
+        raise ValueError(f"inference_share: must be a number in (0, 1], got {inference_share!r}")
+    cluster = sum(k * c for k, c in openb_node_counts().items())
+    if num_gpus > cluster:
+        raise ValueError(
+            f"num_gpus: {num_gpus} is more than the {cluster} GPUs of the openb node list"
+        )
+    inst = from_trace(
+        "openb", "openb:default", start=86400 * int(d), hours=24, slot_minutes=15,
+        nodes="openb:nodes", num_gpus=int(num_gpus), service=f"servegen:{inference_share}",
+    )
+    meta = {"day": int(d), "inference_share": float(inference_share),
+            "contention": round(contention(inst), 6), **inst.meta}
+    return inst.replace(name="openb-day", meta=meta)
+
+
 GENERATORS: dict[str, Callable[..., Instance]] = {
     "seed-training-heavy": _seed_training_heavy,
     "hc-training-heavy": _hc_training_heavy,
@@ -242,6 +322,7 @@ GENERATORS: dict[str, Callable[..., Instance]] = {
     "medium": _medium,
     "large": _large,
     "trace-servegen": _trace_servegen,
+    "openb-day": _openb_day,
 }
 """Family name -> generator ``(rng, **params) -> Instance``."""
 

@@ -1,0 +1,70 @@
+"""Bound subcommands: ``bound`` (find a certified upper bound) and ``check-bound`` (recompute one)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+import instances
+
+
+def register(sub: Any) -> None:
+    """Add the bound subcommands to ``sub`` (an argparse subparsers object)."""
+    from milp.bound import BOUND_METHODS
+
+    p = sub.add_parser("bound", help="a certified upper bound (Lagrangian multipliers)")
+    p.add_argument("instance", help="instance file (gpusched-instance/1)")
+    p.add_argument("--method", "-m", default="lagrangian", choices=list(BOUND_METHODS),
+                   help="how to find the multipliers (default lagrangian)")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds (default: until converged)")
+    p.add_argument("-o", "--output", help="certificate file to write (gpusched-bound/1)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on one line")
+    p.set_defaults(func=cmd_bound)
+
+    p = sub.add_parser("check-bound", help="recompute a bound certificate: exit 0 if it holds, 1 if not")
+    p.add_argument("instance", help="instance file")
+    p.add_argument("certificate", help="certificate file (gpusched-bound/1)")
+    p.add_argument("--schedule", help="a schedule file: the bound must not be below its value")
+    p.add_argument("--json", action="store_true", help="print one JSON object on one line")
+    p.set_defaults(func=cmd_check_bound)
+
+
+def cmd_bound(args: argparse.Namespace) -> int:
+    import milp
+
+    if args.time_limit is not None and not (args.time_limit >= 0 and math.isfinite(args.time_limit)):
+        raise ValueError(f"--time-limit: must be a finite number >= 0, got {args.time_limit}")
+    inst = instances.load(args.instance)
+    from gpusched.dispatch import lagrangian_primal
+
+    b = milp.bound(inst, args.method, time_limit=args.time_limit, primal=lagrangian_primal(inst))
+    if args.output:
+        instances.save_bound(b.certificate(inst), args.output)
+    if args.json:
+        print(json.dumps({"instance": inst.name, "method": b.method, "value": b.value,
+                          "runtime_s": b.runtime_s, "iterations": b.iterations,
+                          "lower": b.lower, "message": b.message}, separators=(",", ":")))
+    else:
+        print(f"{inst.name}: upper bound {b.value:.10g} ({b.method}, {b.iterations} iterations, "
+              f"{b.runtime_s:.2f} s; {b.message})")
+    return 0
+
+
+def cmd_check_bound(args: argparse.Namespace) -> int:
+    inst = instances.load(args.instance)
+    cert = instances.load_bound(args.certificate, inst)
+    schedule = instances.load_schedule(args.schedule) if args.schedule else None
+    try:
+        ok, recomputed = instances.check_bound(inst, cert, schedule)
+    except ValueError as e:
+        where = args.schedule if isinstance(e, instances.InfeasibleScheduleError) else args.certificate
+        raise ValueError(f"{where}: {e}") from None
+    if args.json:
+        print(json.dumps({"holds": ok, "stated": cert.value, "recomputed": recomputed,
+                          "method": cert.method}, separators=(",", ":")))
+    else:
+        verdict = "holds" if ok else "does NOT hold"
+        print(f"bound {verdict}: stated {cert.value!r}, recomputed L(multipliers) = {recomputed!r}")
+    return 0 if ok else 1

@@ -1,0 +1,344 @@
+"""A sweep's scenario dimension: forecast error, and the online policies replayed against it.
+
+A sweep with a ``[scenarios]`` table replays its methods against actual days
+instead of running them offline. The days are:
+
+- for every instance of the sweep (families and instance files), the
+  scenarios ``instances.scenario(inst, model, seed=s, **params)`` for every
+  scenario seed ``s`` and every combination of the model's parameter values
+  (``sigma = [0.1, 0.3]`` is a dimension, ``rho = 0.5`` a constant);
+- ``trace_days``: days of the shipped ServeGen series with their real
+  forecast error, ``instances.trace_scenario(day, seed, **trace_params)`` for
+  each day and each of the sweep's seeds (the batch jobs' seed).
+
+Each day is replayed with every method and every policy of the ``[policy]``
+table (``replan``, ``headroom``, ``preempt``: a cross product), one cell per
+replay (:mod:`.simulation`), and its clairvoyant bound is one more cell, the
+MILP on the instance with the actual demand, computed once per day whatever
+the number of methods and policies. Example::
+
+    families = ["seed-training-heavy"]
+    seeds = "0-4"
+    methods = ["fifo", "list", "best"]
+    time_limit = 0.3            # each plan of best
+
+    [scenarios]
+    model = "lognormal"
+    sigma = [0.1, 0.2, 0.4]
+    rho = 0.5
+    seeds = "0-2"               # scenario seeds
+    trace_days = [3, 7, 11]
+    trace_params = {contention = 2.5}
+    bound_time_limit = 60       # seconds of each clairvoyant bound (bound = false: none)
+
+    [policy]
+    replan = ["none", 1]        # "none": one plan, at slot 0
+    headroom = [0.0, 0.2]
+    preempt = [true, false]
+
+This module holds the configuration side (checked before any cell is built);
+:mod:`.simulation` builds and runs the cells.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+import instances
+from instances import Instance, Job, Scenario, Service
+from instances.scenario import SCENARIO_MODELS, trace_forecast_error
+
+__all__ = [
+    "POLICY_KEYS",
+    "SCENARIO_KEYS",
+    "ScenarioConfig",
+    "SimSpec",
+    "policy_label",
+    "scenario_config",
+    "scenario_config_from_tables",
+    "scenario_hash",
+]
+
+SCENARIO_KEYS: tuple[str, ...] = (
+    "model", "seeds", "trace_days", "trace_params", "history", "bound", "bound_time_limit",
+)
+"""The keys of ``[scenarios]`` that are not parameters of the model."""
+
+POLICY_KEYS: tuple[str, ...] = ("replan", "headroom", "preempt")
+"""The keys of ``[policy]``."""
+
+
+@dataclass(frozen=True)
+class ScenarioConfig:
+    """The scenario dimension of a sweep and the policies replayed on it.
+
+    Attributes
+    ----------
+    model
+        Model of :func:`instances.scenario` applied to the sweep's instances
+        (``None``: the sweep's instances get no scenario, only ``trace_days`` run).
+    params
+        The model's parameters, each with its values (a cross product).
+    seeds
+        Scenario seeds of the model.
+    trace_days
+        Days of the ServeGen series (1-13) replayed with their real forecast
+        error, each with every seed of the sweep.
+    trace_params
+        Parameters of ``instances.trace_scenario`` (the ``trace-servegen``
+        family's, e.g. ``contention``).
+    history
+        Forecast of the trace days from the last ``history`` days (``None``: all before).
+    replan, headroom, preempt
+        The policies: every combination is replayed.
+    bound_time_limit
+        Seconds of each clairvoyant bound's MILP; ``None``: no bound.
+    """
+
+    model: str | None = "lognormal"
+    params: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    seeds: tuple[int, ...] = (0,)
+    trace_days: tuple[int, ...] = ()
+    trace_params: Mapping[str, Any] = field(default_factory=dict)
+    history: int | None = None
+    replan: tuple[int | None, ...] = (None,)
+    headroom: tuple[float, ...] = (0.0,)
+    preempt: tuple[bool, ...] = (True,)
+    bound_time_limit: float | None = 60.0
+
+    def param_grid(self) -> list[dict[str, Any]]:
+        """Every combination of the model's parameter values (one empty dict without any)."""
+        keys = sorted(self.params)
+        return [dict(zip(keys, combo)) for combo in itertools.product(*(self.params[k] for k in keys))]
+
+    def policies(self) -> list[tuple[int | None, float, bool]]:
+        """Every ``(replan, headroom, preempt)`` of the sweep, in a fixed order."""
+        return list(itertools.product(self.replan, self.headroom, self.preempt))
+
+
+@dataclass(frozen=True)
+class SimSpec:
+    """What turns a cell into a replay: the day's actual demand and the policy.
+
+    Attributes
+    ----------
+    scenario
+        The actual demand (for the cell's instance).
+    label
+        The scenario's name in the rows (``lognormal rho=0.5 sigma=0.2``, ``trace-day``).
+    replan, headroom, preempt
+        The policy (:func:`gpusched.simulate`).
+    bound_key
+        Key of the cell computing the day's clairvoyant bound (``None``: no bound).
+    """
+
+    scenario: Scenario
+    label: str
+    replan: int | None
+    headroom: float
+    preempt: bool
+    bound_key: str | None = None
+
+    def ident(self) -> dict[str, Any]:
+        """What the cell's key hashes besides the instance and the method."""
+        meta = self.scenario.meta
+        return {
+            "scenario": scenario_hash(self.scenario),
+            "scenario_model": meta.get("model"),
+            "scenario_seed": meta.get("seed"),
+            "scenario_params": dict(meta.get("params", {})),
+            "replan": self.replan,
+            "headroom": self.headroom,
+            "preempt": self.preempt,
+            "bound": self.bound_key,
+        }
+
+
+def scenario_hash(sc: Scenario) -> str:
+    """SHA-256 of the scenario's instance name and actual demand."""
+    data = json.dumps({"instance": sc.instance, "actual": {k: list(v) for k, v in sc.actual.items()}},
+                      sort_keys=True)
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+def policy_label(replan: int | None, headroom: float, preempt: bool) -> str:
+    """``one plan, H 0`` / ``replan 1, H 0.2, no preempt``: a policy's name in the tables."""
+    text = "one plan" if replan is None else f"replan {replan}"
+    text += f", H {headroom:g}"
+    return text if preempt else text + ", no preempt"
+
+
+# ---------------------------------------------------------------- checks
+def _values(key: str, v: Any) -> tuple[Any, ...]:
+    if isinstance(v, (list, tuple)):
+        if not v:
+            raise ValueError(f"{key}: the list is empty")
+        return tuple(dict.fromkeys(v))
+    return (v,)
+
+
+def _replan(v: Any) -> int | None:
+    if v is None or (isinstance(v, str) and v.strip().lower() == "none"):
+        return None
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"policy.replan: must be a positive number of slots or \"none\", got {v!r}")
+    return int(v)
+
+
+def _headroom(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v >= 0):
+        raise ValueError(f"policy.headroom: must be a finite number >= 0, got {v!r}")
+    return float(v)
+
+
+def _preempt(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ValueError(f"policy.preempt: must be true or false, got {v!r}")
+    return v
+
+
+_PROBE = Instance("probe", 4, 48, (Service("s", 1.0, (2,) * 48),), (Job("j", 1, 1),))
+"""A two-day instance on which each combination of model parameters is drawn once (checked)."""
+
+
+def scenario_config(
+    model: str | None = "lognormal",
+    params: Mapping[str, Any] | None = None,
+    seeds: Any = 1,
+    *,
+    trace_days: Sequence[int] = (),
+    trace_params: Mapping[str, Any] | None = None,
+    history: int | None = None,
+    replan: Any = None,
+    headroom: Any = 0.0,
+    preempt: Any = True,
+    bound_time_limit: float | None = 60.0,
+) -> ScenarioConfig:
+    """Build and check a :class:`ScenarioConfig` from plain values.
+
+    ``params`` values, ``replan``, ``headroom`` and ``preempt`` may each be one
+    value or a list of values; ``seeds`` as the sweep's (``N``, ``"A-B"``, a list).
+
+    Raises
+    ------
+    ValueError
+        ``scenarios.<key>: ...`` or ``policy.<key>: ...``: an unknown model or
+        model parameter, a value out of range (drawn once to check it), a trace
+        day without a previous day or past the series, a replan interval below
+        1, a negative headroom, a preempt that is not a boolean.
+    """
+    from .config import parse_seeds  # config imports this module
+
+    if model is not None and model not in SCENARIO_MODELS:
+        raise ValueError(f"scenarios.model: unknown scenario model {model!r}; known: "
+                         f"{', '.join(SCENARIO_MODELS)}")
+    grid = {str(k): _values(f"scenarios.{k}", v) for k, v in (params or {}).items()}
+    if model is None and grid:
+        raise ValueError(f"scenarios.{sorted(grid)[0]}: a model parameter, but no model is given")
+    try:
+        seed_list = parse_seeds(seeds)
+    except ValueError as e:
+        raise ValueError(f"scenarios.{e}") from None
+    cfg = ScenarioConfig(
+        model=model, params=grid, seeds=seed_list,
+        trace_days=tuple(dict.fromkeys(trace_days)), trace_params=dict(trace_params or {}),
+        history=history,
+        replan=tuple(_replan(v) for v in _values("policy.replan", replan)),
+        headroom=tuple(_headroom(v) for v in _values("policy.headroom", headroom)),
+        preempt=tuple(_preempt(v) for v in _values("policy.preempt", preempt)),
+        bound_time_limit=None if bound_time_limit is None else float(bound_time_limit),
+    )
+    if cfg.bound_time_limit is not None and not cfg.bound_time_limit >= 0:
+        raise ValueError(f"scenarios.bound_time_limit: must be a number >= 0, got {bound_time_limit!r}")
+    if model is not None:
+        for combo in cfg.param_grid():
+            try:
+                instances.scenario(_PROBE, model, seed=0, **combo)
+            except ValueError as e:
+                raise ValueError(f"scenarios.{e}") from None
+    for day in cfg.trace_days:
+        try:
+            trace_forecast_error(day, 1, history)
+        except ValueError as e:
+            raise ValueError(f"scenarios.trace_days: {e}") from None
+    if not cfg.trace_days and (cfg.trace_params or history is not None):
+        key = "history" if history is not None else "trace_params"
+        raise ValueError(f"scenarios.{key}: only with trace_days")
+    if model is None and not cfg.trace_days:
+        raise ValueError("scenarios: no model and no trace_days: nothing to replay")
+    return cfg
+
+
+# ---------------------------------------------------------------- the TOML tables
+class _ScenarioTable(BaseModel):
+    """``[scenarios]``: the keys of :data:`SCENARIO_KEYS`; any other key is a model parameter."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    model: str | None = "lognormal"
+    seeds: Any = 1
+    trace_days: list[int] = []
+    trace_params: dict[str, Any] = {}
+    history: int | None = Field(default=None, ge=1)
+    bound: bool = True
+    bound_time_limit: float = Field(default=60.0, ge=0)
+
+
+class _PolicyTable(BaseModel):
+    """``[policy]``: ``replan``, ``headroom`` and ``preempt``, each a value or a list."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    replan: Any = "none"
+    headroom: Any = 0.0
+    preempt: Any = True
+
+
+def _first_error(e: ValidationError, table: str, allowed: Sequence[str]) -> str:
+    err = e.errors()[0]
+    loc = ".".join(str(x) for x in (table, *err["loc"]))
+    if err["type"] == "extra_forbidden":
+        return f"{loc}: unknown key; allowed: {sorted(allowed)}"
+    if err["type"] == "greater_than_equal":
+        return f"{loc}: must be a number >= {err['ctx']['ge']:g}, got {err['input']!r}"
+    msg = err["msg"]
+    return f"{loc}: {msg[:1].lower() + msg[1:]}, got {err['input']!r}"
+
+
+def scenario_config_from_tables(
+    scenarios: Mapping[str, Any] | None, policy: Mapping[str, Any] | None
+) -> ScenarioConfig | None:
+    """The :class:`ScenarioConfig` of a sweep file's ``[scenarios]`` and ``[policy]`` tables.
+
+    ``None`` when the file has neither (an offline sweep).
+
+    Raises
+    ------
+    ValueError
+        ``scenarios.<key>: ...`` / ``policy.<key>: ...``; a ``[policy]``
+        table without ``[scenarios]``.
+    """
+    if scenarios is None:
+        if policy is not None:
+            raise ValueError("policy: a [policy] table needs a [scenarios] table (the days to replay)")
+        return None
+    try:
+        s = _ScenarioTable.model_validate(dict(scenarios))
+    except ValidationError as e:
+        raise ValueError(_first_error(e, "scenarios", SCENARIO_KEYS)) from None
+    try:
+        p = _PolicyTable.model_validate(dict(policy or {}))
+    except ValidationError as e:
+        raise ValueError(_first_error(e, "policy", POLICY_KEYS)) from None
+    model = None if s.model in (None, "none") else s.model
+    return scenario_config(
+        model, dict(s.model_extra or {}), s.seeds, trace_days=s.trace_days,
+        trace_params=s.trace_params, history=s.history, replan=p.replan, headroom=p.headroom,
+        preempt=p.preempt, bound_time_limit=s.bound_time_limit if s.bound else None,
+    )

@@ -1,0 +1,177 @@
+"""The cells of a scenario sweep: one replay per cell, one clairvoyant bound per day.
+
+:func:`make_sim_cells` turns a sweep with a ``[scenarios]`` table
+(:mod:`.scenarios`) into cells of two kinds, both stored, resumed and
+interrupted like every other cell (:mod:`.store`, :mod:`.runner`):
+
+- a **replay** cell: :class:`~.cells.Cell` with ``sim`` set. It runs
+  ``gpusched.simulate(instance, scenario, method, replan, headroom, preempt)``
+  and stores the tidy base row (``method`` is the label, ``value`` the
+  realized value, the checker's metrics of the realized schedule on the actual
+  day) with the scenario, the policy and the figures of
+  :meth:`gpusched.SimResult.to_row` (``realized_value``, ``preemptions``,
+  ``lost_gpu_slots``, ``unserved_gpu_slots``, ``bound_applies``, ...);
+  ``status`` is ``simulated`` (or ``error``);
+- a **bound** cell: the exact MILP (label ``clairvoyant``) on the instance
+  with the day's actual demand, an ordinary cell. Each replay row names it
+  (``bound_cell``), so the bound is solved once per day, not once per method
+  and policy; :func:`gpusched.tables.simulation_rows` joins it back
+  (``clairvoyant_bound``, ``price_of_uncertainty``, ``gap_to_bound``).
+
+A replay stores no schedule file: its realized schedule is feasible against
+the actual day, not against the forecast instance the folder keeps.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import traceback
+from typing import Any
+
+import instances
+from instances import Instance, Scenario
+
+from .cells import METRIC_COLUMNS, Cell, _base_row, _finish_row, error_row, instance_hash
+from .config import BenchConfig, MethodSpec
+from .scenarios import SimSpec, policy_label, scenario_hash
+
+__all__ = ["BOUND_LABEL", "SIM_COLUMNS", "SIM_STATUS", "make_sim_cells", "run_sim_cell", "scenario_label"]
+
+logger = logging.getLogger(__name__)
+
+BOUND_LABEL = "clairvoyant"
+"""Method label of the bound cells (the MILP on the instance with the actual demand)."""
+
+SIM_STATUS = "simulated"
+"""``status`` of a replay that ran."""
+
+SIM_COLUMNS: tuple[str, ...] = (
+    "realized_value", "planned_value", "preemptions", "lost_gpu_slots", "unserved_gpu_slots",
+    "bound_applies", "jobs_completed", "jobs_preempted", "missed_starts", "plans",
+    "plan_runtime_s",
+)
+"""The columns a replay row takes from :meth:`gpusched.SimResult.to_row` (besides
+``utilization``, one of the checker's metrics)."""
+
+
+def scenario_label(model: str, params: dict[str, Any]) -> str:
+    """``lognormal rho=0.5 sigma=0.2``: the model and the parameters the sweep set."""
+    return " ".join([model, *(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                              for k, v in sorted(params.items()))])
+
+
+def _days(config: BenchConfig, insts: list[tuple[Instance, str, int]]
+          ) -> list[tuple[Instance, Scenario, str, str, int]]:
+    """Every (instance, scenario, label, family, seed) the sweep replays."""
+    sc = config.scenarios
+    assert sc is not None
+    days = []
+    if sc.model is not None:
+        for inst, fam, seed in insts:
+            for combo in sc.param_grid():
+                label = scenario_label(sc.model, combo)
+                for s in sc.seeds:
+                    try:
+                        drawn = instances.scenario(inst, sc.model, seed=s, **combo)
+                    except ValueError as e:  # e.g. a trace day past the series for this horizon
+                        raise ValueError(f"scenarios.{e} (instance {inst.name!r})") from None
+                    days.append((inst, drawn, label, fam, seed))
+    label = "trace-day" if sc.history is None else f"trace-day history={sc.history}"
+    for day in sc.trace_days:
+        for seed in config.seeds:
+            try:
+                inst, drawn = instances.trace_scenario(day, seed, history=sc.history, **sc.trace_params)
+            except ValueError as e:
+                raise ValueError(f"scenarios.trace_params.{e}") from None
+            days.append((inst, drawn, label, "trace-servegen", seed))
+    return days
+
+
+def make_sim_cells(config: BenchConfig, insts: list[tuple[Instance, str, int]]) -> list[Cell]:
+    """The cells of a scenario sweep over ``insts`` (the families' and files' instances).
+
+    For every day (an instance and one actual demand): a bound cell (unless
+    the sweep has no bound), then one replay cell per method and policy.
+
+    Raises
+    ------
+    ValueError
+        For a scenario the model refuses on an instance, or a bad trace parameter.
+    """
+    sc = config.scenarios
+    assert sc is not None
+    cells: list[Cell] = []
+    for inst, drawn, label, fam, seed in _days(config, insts):
+        bound_key = None
+        if sc.bound_time_limit is not None:
+            actual = instances.actual_instance(inst, drawn)
+            spec = MethodSpec(BOUND_LABEL, "milp", {"threads": 1}, sc.bound_time_limit)
+            bound = Cell(actual, fam, seed, spec, instance_hash(actual))
+            cells.append(bound)
+            bound_key = bound.key
+        h = instance_hash(inst)
+        for spec in config.methods:
+            for replan, headroom, preempt in sc.policies():
+                sim = SimSpec(drawn, label, replan, headroom, preempt, bound_key)
+                cells.append(Cell(inst, fam, seed, spec, h, sim=sim))
+    return cells
+
+
+def _sim_columns(cell: Cell) -> dict[str, Any]:
+    sim = cell.sim
+    assert sim is not None
+    meta = sim.scenario.meta
+    return {
+        "kind": "simulation",
+        "scenario": sim.label,
+        "scenario_model": meta.get("model"),
+        "scenario_seed": meta.get("seed"),
+        "scenario_params": json.dumps(dict(meta.get("params", {})), sort_keys=True),
+        "scenario_hash": scenario_hash(sim.scenario),
+        "replan": sim.replan,
+        "headroom": sim.headroom,
+        "preempt": sim.preempt,
+        "policy": policy_label(sim.replan, sim.headroom, sim.preempt),
+        "bound_cell": sim.bound_key,
+    }
+
+
+def run_sim_cell(cell: Cell) -> tuple[dict[str, Any], None]:
+    """Replay one cell's day; never raises for a failing method (the row says ``error``).
+
+    Each plan gets the spec's parameters and, when it has one, its
+    ``time_limit`` (the budget of each plan). No bound is computed here (the
+    day's bound cell holds it).
+    """
+    spec, sim = cell.spec, cell.sim
+    assert sim is not None
+    started = time.perf_counter()
+    params = dict(spec.params)
+    if spec.time_limit is not None:
+        params["time_limit"] = spec.time_limit
+    try:
+        import gpusched
+
+        r = gpusched.simulate(cell.instance, sim.scenario, spec.method, sim.replan, sim.headroom,
+                              sim.preempt, clairvoyant=False, **params)
+    except Exception as e:  # a failed cell is recorded, the sweep goes on
+        logger.warning("cell %s (%s on %s, %s) failed: %s", cell.key, spec.label,
+                       cell.instance.name, sim.label, e)
+        msg = traceback.format_exception_only(type(e), e)[-1].strip()
+        row = error_row(cell, msg, time.perf_counter() - started)
+        row.update(_sim_columns(cell))
+        return row, None
+    out = r.to_row()
+    row = _base_row(cell)
+    row.update(
+        status=SIM_STATUS, value=r.realized_value, upper_bound=None, gap=None, lp_bound=None,
+        nodes=None, runtime_s=r.runtime_s, reservation=None, message="",
+    )
+    for k in METRIC_COLUMNS:
+        row[k] = getattr(r.metrics, k)
+    row.update(_sim_columns(cell))
+    for k in SIM_COLUMNS:
+        row[k] = out[k]
+    return _finish_row(row, started), None

@@ -1,0 +1,219 @@
+"""The bound certificate file ``gpusched-bound/1``: read, write, and check against an instance.
+
+::
+
+    {"format": "gpusched-bound/1", "instance": "medium-s0", "method": "lagrangian",
+     "value": 4931.25, "multipliers": [0.0, 1.5, ...]}
+
+The multipliers are the certificate: :func:`check_bound` recomputes
+``L(multipliers)`` with :func:`instances.lagrangian_value` and accepts the
+stated ``value`` when it is at least the recomputed one (relative tolerance
+``1e-9``). Every problem with a file is a :class:`ValueError` whose message
+starts with the file and names the field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .checker import evaluate
+from .io import atomic_write_text, read_json
+from .lagrangian import check_multipliers, lagrangian_value
+from .model import Instance
+from .schedule import Schedule
+
+__all__ = [
+    "BOUND_FORMAT",
+    "BOUND_TOLERANCE",
+    "BoundCertificate",
+    "bound_from_dict",
+    "bound_to_dict",
+    "check_bound",
+    "load_bound",
+    "save_bound",
+]
+
+BOUND_FORMAT = "gpusched-bound/1"
+
+BOUND_TOLERANCE = 1e-9
+"""Relative tolerance of :func:`check_bound`: a stated value this close below the recomputed one holds."""
+
+_KEYS = ("format", "instance", "method", "value", "multipliers")
+_OPTIONAL = ("meta",)
+
+
+@dataclass(frozen=True)
+class BoundCertificate:
+    """A stated upper bound and the multipliers that prove it.
+
+    Attributes
+    ----------
+    instance
+        Name of the instance the bound is for.
+    method
+        How the multipliers were found (``lagrangian``, ``lp-ipm``, ...).
+    value
+        The stated upper bound.
+    multipliers
+        One multiplier per slot, each finite and ``>= 0`` (a tuple of floats).
+    meta
+        Free-form notes (runtime, iterations); not part of the certificate.
+    """
+
+    instance: str
+    method: str
+    value: float
+    multipliers: tuple[float, ...]
+    meta: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.instance, str) or not self.instance:
+            raise ValueError(f"instance: must be a non-empty string, got {self.instance!r}")
+        if not isinstance(self.method, str) or not self.method:
+            raise ValueError(f"method: must be a non-empty string, got {self.method!r}")
+        value = self.value
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ValueError(f"value: must be a number, got {_short(value)}")
+        if not math.isfinite(float(value)):
+            raise ValueError(f"value: must be finite, got {value!r}")
+        object.__setattr__(self, "value", float(value))
+        mult = self.multipliers
+        if isinstance(mult, (str, bytes, dict)) or not isinstance(mult, (Sequence, np.ndarray)):
+            raise ValueError(f"multipliers: must be a list of numbers, got {_short(mult)}")
+        out = []
+        for t, x in enumerate(mult):
+            if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+                raise ValueError(f"multipliers[{t}]: must be a number, got {_short(x)}")
+            x = float(x)
+            if not math.isfinite(x):
+                raise ValueError(f"multipliers[{t}]: must be finite, got {x!r}")
+            if x < 0:
+                raise ValueError(f"multipliers[{t}]: must be >= 0, got {x!r}")
+            out.append(x + 0.0)
+        object.__setattr__(self, "multipliers", tuple(out))
+
+
+def _short(x: Any) -> str:
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def bound_from_dict(data: Any) -> BoundCertificate:
+    """Build a :class:`BoundCertificate` from a ``gpusched-bound/1`` object.
+
+    Raises
+    ------
+    ValueError
+        Naming the field (``format``, ``instance``, ``value``, ``multipliers[3]``, ...).
+    """
+    if not isinstance(data, dict):
+        raise ValueError(f"(top level): must be a JSON object, got {type(data).__name__}")
+    if "format" not in data:
+        raise ValueError(f"format: missing; expected {BOUND_FORMAT!r}")
+    if data["format"] != BOUND_FORMAT:
+        raise ValueError(f"format: expected {BOUND_FORMAT!r}, got {_short(data['format'])}")
+    for key in _KEYS:
+        if key not in data:
+            raise ValueError(f"{key}: missing")
+    extra = sorted(set(data) - set(_KEYS) - set(_OPTIONAL))
+    if extra:
+        raise ValueError(f"{extra[0]}: unknown field (expected {', '.join(_KEYS)})")
+    meta = data.get("meta")
+    if meta is not None and not isinstance(meta, dict):
+        raise ValueError(f"meta: must be an object, got {_short(meta)}")
+    if not isinstance(data["multipliers"], list):
+        raise ValueError(f"multipliers: must be a list of numbers, got {_short(data['multipliers'])}")
+    return BoundCertificate(data["instance"], data["method"], data["value"],
+                            tuple(data["multipliers"]), meta)
+
+
+def bound_to_dict(cert: BoundCertificate) -> dict[str, Any]:
+    """The ``gpusched-bound/1`` object of a certificate (field order fixed)."""
+    out: dict[str, Any] = {
+        "format": BOUND_FORMAT, "instance": cert.instance, "method": cert.method,
+        "value": cert.value, "multipliers": list(cert.multipliers),
+    }
+    if cert.meta:
+        out["meta"] = dict(cert.meta)
+    return out
+
+
+def load_bound(path: str | os.PathLike[str], inst: Instance | None = None) -> BoundCertificate:
+    """Read a certificate file; with ``inst``, also check that it is for that instance.
+
+    Raises
+    ------
+    ValueError
+        ``<file>: <field>: <what is wrong>``: truncated or non-JSON text, a
+        wrong format tag, a value that is not a number, a negative or
+        non-finite multiplier; with ``inst``, a certificate for another
+        instance (by name, or by its number of multipliers).
+    """
+    data = read_json(path)
+    try:
+        cert = bound_from_dict(data)
+        if inst is not None:
+            check_matches(inst, cert)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    return cert
+
+
+def save_bound(cert: BoundCertificate, path: str | os.PathLike[str]) -> None:
+    """Write a certificate file (atomic; floats written exactly, as ``repr`` does)."""
+    atomic_write_text(path, json.dumps(bound_to_dict(cert), separators=(",", ":")) + "\n")
+
+
+def check_matches(inst: Instance, cert: BoundCertificate) -> np.ndarray:
+    """The multipliers as an array, after checking the certificate is for ``inst``.
+
+    Raises
+    ------
+    ValueError
+        ``instance: ...`` for another instance's name, ``multipliers: ...``
+        for a length other than the horizon.
+    """
+    if cert.instance != inst.name:
+        raise ValueError(
+            f"instance: the certificate is for {cert.instance!r}, not for {inst.name!r}"
+        )
+    return check_multipliers(inst, list(cert.multipliers), where="multipliers")
+
+
+def check_bound(
+    inst: Instance, cert: BoundCertificate, schedule: Schedule | None = None
+) -> tuple[bool, float]:
+    """Recompute a certificate: ``(ok, recomputed)``.
+
+    ``ok`` is true when the stated value is at least ``L(multipliers)`` less
+    a relative ``1e-9``. With ``schedule`` (checked by
+    :func:`instances.evaluate`), a stated value below the schedule's value
+    is refused: no valid bound can be.
+
+    Raises
+    ------
+    ValueError
+        A certificate for another instance (``instance``, or
+        ``multipliers`` of the wrong length); a stated ``value`` below the
+        schedule's value.
+    instances.InfeasibleScheduleError
+        If ``schedule`` is infeasible.
+    """
+    lam = check_matches(inst, cert)
+    if schedule is not None:
+        v = evaluate(inst, schedule).value
+        if cert.value < v - BOUND_TOLERANCE * abs(v):
+            raise ValueError(
+                f"value: the stated bound {cert.value!r} is below the value {v!r} of a "
+                f"feasible schedule, so it cannot be an upper bound"
+            )
+    recomputed = lagrangian_value(inst, lam)
+    ok = cert.value >= recomputed - BOUND_TOLERANCE * abs(recomputed)
+    return ok, recomputed

@@ -1,0 +1,46 @@
+"""heuristics.lagrangian: checked schedules from any multipliers, better ones from good multipliers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from brute import brute_force, tiny_instance
+
+import heuristics
+import instances
+import milp
+from heuristics.lagrangian import ORDERS, lagrangian_orders, lagrangian_schedule
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_schedules_are_feasible_and_below_the_bound(seed: int) -> None:
+    inst = tiny_instance(seed, n=6, G=4, T=10)
+    opt, _ = brute_force(inst)
+    rng = np.random.default_rng(seed)
+    for lam in (np.zeros(inst.horizon), rng.exponential(1.0, inst.horizon)):
+        res = lagrangian_schedule(inst, lam)
+        assert instances.evaluate(inst, res.schedule).value == res.value
+        assert res.value <= opt + 1e-9 <= instances.lagrangian_value(inst, lam) + 1e-9
+
+
+def test_orders_cover_the_jobs_that_can_run_once() -> None:
+    inst = instances.generate("medium", seed=2)
+    lam = np.random.default_rng(1).exponential(0.5, inst.horizon)
+    orders = lagrangian_orders(inst, lam)
+    assert set(orders) == set(ORDERS)
+    for order in orders.values():
+        assert len(set(order.tolist())) == order.size <= inst.num_jobs
+
+
+def test_good_multipliers_give_a_good_schedule() -> None:
+    inst = instances.generate("medium", seed=0)
+    b = milp.bound(inst, max_iter=500)
+    res = lagrangian_schedule(inst, b.multipliers)
+    fifo = heuristics.solve(inst, "fifo-curve")
+    assert res.value > fifo.value
+    assert res.value <= b.value
+
+
+def test_bad_multipliers() -> None:
+    with pytest.raises(ValueError, match="lam: must have length"):
+        lagrangian_schedule(tiny_instance(0), [1.0])
