@@ -1,16 +1,19 @@
-"""Plots: Gantt chart, utilization over time, gap distributions, performance profiles.
+"""Plots: Gantt chart, utilization (and fragmentation) over time, gaps, performance profiles.
 
 Free functions ``plot_x(..., ax=None) -> Axes``: each draws on the axes given
 (or on a new figure's) and returns them; saving is the caller's business
 (:func:`save_figure` writes PNG and PDF). The figures read the same numbers as
-the tables: a schedule's usage comes from the instance and the start slots,
-gaps and values from the benchmark rows (:func:`gpusched.tables.prepare`).
+the tables: a schedule's usage comes from the instance and the start slots
+(and placements, on nodes), stranded GPUs from the checker
+(:func:`instances.stranded_gpus`), gaps and values from the benchmark rows
+(:func:`gpusched.tables.prepare`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +25,14 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
 
-from instances import Instance, Schedule, evaluate
+from instances import Instance, Schedule, evaluate, stranded_gpus
 
 __all__ = [
     "KIND_COLORS",
     "assign_gpus",
+    "node_rows",
     "performance_profile",
+    "plot_fragmentation",
     "plot_gantt",
     "plot_gaps",
     "plot_performance_profile",
@@ -48,41 +53,73 @@ _MPL = tuple(int(x) for x in matplotlib.__version__.split(".")[:2])
 
 INFERENCE_COLOR = "#C44E52"
 IDLE_COLOR = "#EEEEEE"
+STRANDED_COLOR = "#8C564B"
+NODE_BAND_COLOR = "#F4F4F4"
 FONT_SIZE = 8
 """Smallest font size of any text in a figure (points)."""
 
 
 # ---------------------------------------------------------------- GPU assignment
+def node_rows(inst: Instance) -> list[tuple[str, int, int]]:
+    """The Gantt chart's GPU rows of each node: ``(name, first row, GPUs)`` in node order.
+
+    A flat pool is one band of all ``G`` rows (named ``"pool"``).
+    """
+    if inst.nodes is None:
+        return [("pool", 0, inst.num_gpus)]
+    out, first = [], 0
+    for node in inst.nodes:
+        out.append((node.name, first, node.gpus))
+        first += node.gpus
+    return out
+
+
 def assign_gpus(inst: Instance, schedule: Schedule) -> dict[str, tuple[int, ...]]:
     """A concrete set of GPUs for every job that runs, held for its whole duration.
 
     Jobs are taken by start slot; each gets the lowest-numbered GPUs that no
-    running job holds at its start. For interval jobs on identical GPUs this
-    never fails on a feasible schedule: at a job's start at most
-    ``G - inference - g`` GPUs are held by other jobs. Inference then takes the
-    highest-numbered GPUs left free in each slot (it may move between GPUs from
-    slot to slot; batch work may not).
+    running job holds at its start. On an instance with nodes, the GPUs of
+    node ``k`` are the rows of :func:`node_rows`, and a job takes, on each
+    node of its placement, that many of the node's lowest free GPUs (all of
+    them for a multi-node job). For interval jobs this never fails on a
+    feasible schedule: at a job's start the other jobs hold at most
+    ``G - inference - g`` GPUs of the pool, and on each node at most its GPUs
+    less the job's count there. Inference then takes the highest-numbered
+    GPUs left free in each slot (it may move between GPUs from slot to slot;
+    batch work may not).
 
     Raises
     ------
     ValueError
-        If the schedule uses more GPUs than the pool has at some slot.
+        If the schedule uses more GPUs than the pool (or a node) has at some slot.
     """
     idx = inst.job_index
     order = sorted(schedule.starts.items(), key=lambda kv: (kv[1], idx[kv[0]]))
     free_at = np.zeros(inst.num_gpus, dtype=np.int64)  # slot from which each GPU is free
+    rows = {name: (first, n) for name, first, n in node_rows(inst)}
     out: dict[str, tuple[int, ...]] = {}
     for name, s in order:
         job = inst.jobs[idx[name]]
-        cand = np.flatnonzero(free_at <= s)
-        if len(cand) < job.gpus:
-            raise ValueError(
-                f"schedule: job {name!r} needs {job.gpus} GPUs at slot {s}, "
-                f"only {len(cand)} are free"
-            )
-        take = cand[: job.gpus]
+        if inst.nodes is None:
+            wants = [("pool", job.gpus)]
+        else:
+            on = {k: c for k, c in schedule.placement.get(name, {}).items() if c > 0}
+            if sum(on.values()) != job.gpus or not set(on) <= set(rows):
+                raise ValueError(f"schedule: job {name!r} has no valid placement ({dict(on)})")
+            wants = sorted(on.items(), key=lambda kv: rows[kv[0]][0])
+        take: list[int] = []
+        for where, c in wants:
+            first, n = rows[where]
+            cand = first + np.flatnonzero(free_at[first : first + n] <= s)
+            if len(cand) < c:
+                on_what = "" if inst.nodes is None else f" on node {where!r}"
+                raise ValueError(
+                    f"schedule: job {name!r} needs {c} GPUs{on_what} at slot {s}, "
+                    f"only {len(cand)} are free"
+                )
+            take.extend(int(g) for g in cand[:c])
         free_at[take] = s + job.duration
-        out[name] = tuple(int(g) for g in take)
+        out[name] = tuple(take)
     return out
 
 
@@ -110,6 +147,15 @@ def _runs(values: Sequence[int]) -> list[tuple[int, int]]:
     return out
 
 
+def _split_at(runs: Sequence[tuple[int, int]], cuts: Sequence[int]) -> list[tuple[int, int]]:
+    """``runs`` (first, count) split at every row in ``cuts`` (the first rows of the nodes)."""
+    out: list[tuple[int, int]] = []
+    for first, n in runs:
+        edges = [first, *(c for c in cuts if first < c < first + n), first + n]
+        out.extend((a, b - a) for a, b in pairwise(edges))
+    return out
+
+
 def _reserved(inst: Instance, reservation: str) -> np.ndarray:
     inference = np.asarray(inst.total_demand, dtype=np.int64)
     if reservation == "peak":
@@ -129,7 +175,9 @@ def plot_gantt(
     Batch jobs are bars on the GPUs :func:`assign_gpus` gives them, coloured by
     kind; inference demand is shaded on the highest free GPUs of each slot;
     under ``reservation="peak"`` the GPUs reserved for inference but idle are
-    hatched.
+    hatched. On an instance with nodes the rows form one band per node
+    (:func:`node_rows`), shaded in turn, separated by lines and labelled
+    with the node's name and GPUs; a job on several nodes has a bar on each.
     """
     if ax is None:
         _, ax = plt.subplots(figsize=(min(14.0, max(6.0, 0.25 * inst.horizon + 2)),
@@ -137,6 +185,7 @@ def plot_gantt(
     G, T = inst.num_gpus, inst.horizon
     edge = 0.6 if G <= 64 else 0.15
     gpus = assign_gpus(inst, schedule)
+    starts = [first for _, first, _ in node_rows(inst)]
     grid = _occupancy(inst, schedule, gpus)
     inference = np.asarray(inst.total_demand, dtype=np.int64)
     reserved = _reserved(inst, reservation)
@@ -153,7 +202,7 @@ def plot_gantt(
     for name, s in schedule.starts.items():
         job = inst.jobs[inst.job_index[name]]
         color = KIND_COLORS.get(job.kind, "#999999")
-        for g0, n in _runs(gpus[name]):
+        for g0, n in _split_at(_runs(gpus[name]), starts):
             ax.add_patch(Rectangle((s, g0 + 0.06), job.duration, n - 0.12, facecolor=color,
                                    edgecolor="black", linewidth=edge))
             if labels and job.duration >= max(2, T / 25) and n >= G / 30:
@@ -161,10 +210,13 @@ def plot_gantt(
                         fontsize=FONT_SIZE, color="white", clip_on=True)
     ax.set_xlim(0, T)
     ax.set_ylim(0, G)
-    step = max(1, math.ceil(G / 16))
-    ax.set_yticks(np.arange(0, G, step) + 0.5)
-    ax.set_yticklabels([str(g) for g in range(0, G, step)], fontsize=FONT_SIZE)
-    ax.set_ylabel("GPU")
+    if inst.nodes is None:
+        step = max(1, math.ceil(G / 16))
+        ax.set_yticks(np.arange(0, G, step) + 0.5)
+        ax.set_yticklabels([str(g) for g in range(0, G, step)], fontsize=FONT_SIZE)
+        ax.set_ylabel("GPU")
+    else:
+        _node_bands(ax, inst)
     ax.set_xlabel(f"slot ({inst.slot_hours:g} h)")
     ax.set_title(title or f"{inst.name}: {len(schedule.starts)}/{inst.num_jobs} jobs run")
     handles = [Patch(facecolor=c, edgecolor="black", label=k)
@@ -176,6 +228,24 @@ def plot_gantt(
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT_SIZE,
               frameon=False)
     return ax
+
+
+def _node_bands(ax: Axes, inst: Instance) -> None:
+    """Shade every other node's rows, draw the node boundaries, label each band."""
+    bands = node_rows(inst)
+    every = max(1, math.ceil(len(bands) / 32))  # at most about 32 labels
+    ticks, names = [], []
+    for k, (name, first, n) in enumerate(bands):
+        if k % 2 == 1:
+            ax.axhspan(first, first + n, facecolor=NODE_BAND_COLOR, edgecolor="none", zorder=0)
+        if k > 0:
+            ax.axhline(first, color="black", linewidth=0.8, zorder=3)
+        if k % every == 0:
+            ticks.append(first + n / 2)
+            names.append(f"{name} ({n})")
+    ax.set_yticks(ticks)
+    ax.set_yticklabels(names, fontsize=FONT_SIZE)
+    ax.set_ylabel("node (GPUs)")
 
 
 def plot_utilization(
@@ -212,6 +282,48 @@ def plot_utilization(
     ax.set_ylabel("GPUs")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # GPUs are whole
     ax.set_title(title or f"{inst.name}: utilization {100 * util:.1f}%")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT_SIZE, frameon=False)
+    return ax
+
+
+def plot_fragmentation(
+    inst: Instance, schedule: Schedule, *, ax: Axes | None = None, title: str | None = None,
+) -> Axes:
+    """GPUs per slot, stacked: inference, batch, stranded by the node split, free.
+
+    *Stranded* is the checker's per-slot figure (:func:`instances.stranded_gpus`,
+    whose sum is ``Metrics.fragmentation``): free GPUs on nodes where no
+    pending job fits while the pool as a whole has room for one. *Free* is
+    the rest of the pool. On a flat pool nothing is stranded.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 3.2))
+    T, G = inst.horizon, inst.num_gpus
+    m = evaluate(inst, schedule)
+    stranded = np.asarray(stranded_gpus(inst, schedule), dtype=np.int64)
+    inference = np.asarray(inst.total_demand, dtype=np.int64)
+    batch = np.zeros(T, dtype=np.int64)
+    for name, s in schedule.starts.items():
+        job = inst.jobs[inst.job_index[name]]
+        batch[s : s + job.duration] += job.gpus
+    free = G - inference - batch - stranded
+    x = np.arange(T)
+    ax.bar(x, inference, width=1.0, align="edge", color=INFERENCE_COLOR, alpha=0.7,
+           label="inference")
+    ax.bar(x, batch, width=1.0, align="edge", bottom=inference, color=KIND_COLORS["training"],
+           label="batch")
+    ax.bar(x, stranded, width=1.0, align="edge", bottom=inference + batch,
+           color=STRANDED_COLOR, label="stranded (no pending job fits)")
+    ax.bar(x, free, width=1.0, align="edge", bottom=inference + batch + stranded,
+           color=IDLE_COLOR, label="free")
+    ax.set_xlim(0, T)
+    ax.set_ylim(0, G)
+    ax.set_xlabel(f"slot ({inst.slot_hours:g} h)")
+    ax.set_ylabel("GPUs")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    shape = "flat pool" if inst.nodes is None else f"{inst.num_nodes} nodes"
+    ax.set_title(title or f"{inst.name} ({shape}): utilization {100 * m.utilization:.1f}%, "
+                          f"fragmentation {m.fragmentation} GPU-slots")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT_SIZE, frameon=False)
     return ax
 

@@ -14,7 +14,7 @@ import instances
 
 from . import plots
 from .sweep import load_rows
-from .tables import VIEWS, prepare, view
+from .tables import VIEWS, has_node_rows, prepare, view
 
 __all__ = ["FORMATS", "write_plots", "write_report", "write_tables"]
 
@@ -40,6 +40,10 @@ def write_tables(
     for name in views:
         kw: dict[str, Any] = {"baseline": baseline}
         if name == "seed":
+            kw["allocator"] = allocator
+        if name == "topology":
+            if not has_node_rows(df):
+                continue  # a flat sweep: the topology view has nothing to show
             kw["allocator"] = allocator
         if name == "summary" and summary_methods:
             kw["methods"] = kw["only"] = tuple(summary_methods)

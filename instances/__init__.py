@@ -6,7 +6,7 @@ The path of the data reads one way: a family or a file gives an
 """
 
 from .bound_io import BoundCertificate, check_bound, load_bound, save_bound
-from .checker import InfeasibleScheduleError, Metrics, evaluate, gain, gap
+from .checker import InfeasibleScheduleError, Metrics, evaluate, gain, gap, stranded_gpus
 from .families import FAMILIES, generate
 from .io import (
     dumps,
@@ -74,6 +74,7 @@ __all__ = [
     "scenario_from_dict",
     "schedule_from_dict",
     "schema",
+    "stranded_gpus",
     "trace_scenario",
     "with_nodes",
 ]

@@ -19,7 +19,7 @@ from typing import Any
 from .model import Instance, Reservation
 from .schedule import Schedule
 
-__all__ = ["InfeasibleScheduleError", "Metrics", "evaluate", "gain", "gap"]
+__all__ = ["InfeasibleScheduleError", "Metrics", "evaluate", "gain", "gap", "stranded_gpus"]
 
 
 class InfeasibleScheduleError(ValueError):
@@ -196,7 +196,7 @@ def evaluate(
         if enforce_reservation and reservation == "peak":
             node_limit = {n.name: n.gpus - withheld[n.name] for n in inst.nodes}
         on_node = _check_nodes(inst, schedule, placed, node_limit, enforce_reservation)
-        fragmentation = _fragmentation(inst, schedule, on_node, inference)
+        fragmentation = sum(_stranded(inst, schedule, on_node, inference))
 
     value = 0.0
     wait_num = 0.0
@@ -328,10 +328,40 @@ def _check_nodes(
     return on_node
 
 
-def _fragmentation(
+def stranded_gpus(inst: Instance, schedule: Schedule) -> list[int]:
+    """Free GPUs stranded by the node split, slot by slot (``docs/nodes.md``).
+
+    :attr:`Metrics.fragmentation` is the sum of this list; both come from the
+    same function. All zeros on a flat pool.
+
+    Parameters
+    ----------
+    inst, schedule
+        A schedule of the instance; it is checked first (:func:`evaluate`).
+
+    Returns
+    -------
+    list of int
+        One entry per slot ``0 .. T - 1``.
+
+    Raises
+    ------
+    InfeasibleScheduleError
+        If the schedule is infeasible.
+    """
+    evaluate(inst, schedule)
+    if inst.nodes is None:
+        return [0] * inst.horizon
+    placed = _check_placements(inst, schedule)
+    on_node = _check_nodes(inst, schedule, placed, {n.name: n.gpus for n in inst.nodes}, False)
+    inference = [sum(svc.demand[t] for svc in inst.services) for t in range(inst.horizon)]
+    return _stranded(inst, schedule, on_node, inference)
+
+
+def _stranded(
     inst: Instance, schedule: Schedule, on_node: dict[str, list[int]], inference: list[int]
-) -> int:
-    """Free GPU-slots stranded by the node split (the definition is in ``docs/nodes.md``).
+) -> list[int]:
+    """Free GPUs stranded by the node split at each slot (the definition is in ``docs/nodes.md``).
 
     At slot ``t`` a job is *pending* if it is released (``r_j <= t``), has not
     started (it starts after ``t``, or not at all) and could still start
@@ -340,8 +370,8 @@ def _fragmentation(
     autoscaler packing replicas into the smallest holes. A node's free GPUs
     are *usable* if some pending job fits on that node alone, or the node is
     wholly free and the wholly free nodes together hold a pending multi-node
-    job. Fragmentation is the sum, over slots where all free GPUs together
-    hold the smallest pending job, of the free GPUs that are not usable.
+    job. A slot's entry, where all free GPUs together hold the smallest
+    pending job, is the free GPUs that are not usable; elsewhere it is 0.
     """
     nodes = inst.nodes
     assert nodes is not None
@@ -359,7 +389,7 @@ def _fragmentation(
             pending[job.gpus][job.release] += 1
             pending[job.gpus][last + 1] -= 1
     count = dict.fromkeys(sizes, 0)
-    total = 0
+    stranded = [0] * T
     for t in range(T):
         smallest_one = smallest_multi = None
         for g in sizes:
@@ -388,8 +418,8 @@ def _fragmentation(
             fits_one = smallest_one is not None and f >= smallest_one
             fits_multi = smallest_multi is not None and f == node.gpus and whole >= smallest_multi
             if f > 0 and not fits_one and not fits_multi:
-                total += f
-    return total
+                stranded[t] += f
+    return stranded
 
 
 def gain(method: Metrics, baseline: Metrics) -> dict[str, float | None]:

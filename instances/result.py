@@ -124,9 +124,16 @@ class Result:
         return row
 
     def to_json(self) -> dict[str, Any]:
-        """The command line's ``--json`` object (JSON-safe: no NaN)."""
+        """The command line's ``--json`` object (JSON-safe: no NaN).
+
+        It holds the row of :meth:`to_row`, the ``starts`` and, when the
+        schedule has one (an instance with nodes), the ``placement``: job
+        name -> node name -> GPUs, as in the schedule file.
+        """
         row = self.to_row()
         row["starts"] = dict(self.schedule.starts)
+        if self.schedule.placement:
+            row["placement"] = {job: dict(on) for job, on in self.schedule.placement.items()}
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
 
     def summary(self) -> str:

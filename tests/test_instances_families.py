@@ -89,3 +89,68 @@ def test_family_parameters_are_checked() -> None:
         instances.generate("small", seed=True)
     with pytest.raises(ValueError, match="num_gpus"):
         instances.generate("trace-servegen", num_gpus=2)
+
+
+# ---------------------------------------------------------------- node shapes
+@pytest.mark.parametrize("family", list(instances.FAMILIES))
+def test_every_family_takes_a_node_shape(family) -> None:
+    params = {"num_jobs": 300, "num_gpus": 64} if family == "large" else {}
+    flat = instances.generate(family, seed=2, **params)
+    for shape in (8, "openb"):
+        inst = instances.generate(family, seed=2, node_gpus=shape, **params)
+        assert inst.nodes is not None and sum(n.gpus for n in inst.nodes) == flat.num_gpus
+        assert inst.jobs == flat.jobs and inst.services == flat.services
+        assert inst.meta["node_gpus"] == shape and inst.meta["params"]["node_gpus"] == shape
+        assert inst.name == f"{flat.name}-node_gpus{shape}"
+        if shape == 8:
+            assert [n.gpus for n in inst.nodes] == instances.nodes.uniform_nodes(flat.num_gpus, 8)
+        else:
+            assert sorted(n.gpus for n in inst.nodes) == sorted(
+                instances.openb_node_mix(flat.num_gpus, seed=2))
+        # through the file and back, nodes and shape kept
+        back = instances.instance_from_dict(instances.instance_to_dict(inst))
+        assert back == inst and back.meta["node_gpus"] == shape
+
+
+def test_node_shape_list_and_openb_order_follow_the_seed() -> None:
+    inst = instances.generate("hc-mixed", seed=3, node_gpus=[8, 2, 2])
+    assert [(n.name, n.gpus) for n in inst.nodes] == [("node-0", 8), ("node-1", 2), ("node-2", 2)]
+    assert inst.name == "hc-mixed-s3-node_gpus8,2,2"
+    assert instances.families.node_shape_label(inst) == "8,2,2"
+    assert instances.families.node_shape_label(instances.generate("hc-mixed", seed=3)) == ""
+    big = [instances.generate("medium", seed=s, num_gpus=48, node_gpus="openb") for s in (0, 1)]
+    sizes = [[n.gpus for n in b.nodes] for b in big]
+    assert sizes[0] == instances.openb_node_mix(48, seed=0)
+    assert sizes[1] == instances.openb_node_mix(48, seed=1)
+    assert sorted(sizes[0]) == sorted(sizes[1])  # the same mix, in the seed's order
+    a = instances.dumps(instances.generate("hc-mixed", seed=3, node_gpus="openb"))
+    assert a == instances.dumps(instances.generate("hc-mixed", seed=3, node_gpus="openb"))
+
+
+def test_no_node_shape_is_the_flat_file() -> None:
+    flat = instances.dumps(instances.generate("hc-bursty", seed=4))
+    assert instances.dumps(instances.generate("hc-bursty", seed=4, node_gpus=None)) == flat
+    assert '"nodes"' not in flat
+
+
+@pytest.mark.parametrize(("shape", "match"), [
+    (0, "node_gpus: must be"), (-8, "node_gpus: must be"), (True, "node_gpus: must be"),
+    (2.5, "node_gpus: must be"), ("eight", "node_gpus: must be"), ([], "node_gpus: must be"),
+    ([8, "4"], "node_gpus: must be"), ([8, 0, 4], r"node_gpus\[1\]"),
+    ([8, 8], "node_gpus: .*sum to 16, must equal num_gpus \\(12\\)"),
+    ([5, 5, 2], "node_gpus: .*no valid placement"),  # hc-mixed s3 has 8-GPU jobs
+])
+def test_bad_node_shapes_name_node_gpus(shape, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        instances.generate("hc-mixed", seed=3, node_gpus=shape)
+
+
+def test_a_job_with_no_placement_names_the_job() -> None:
+    # seed-training-heavy s0 has a 6-GPU training job: on 4-GPU nodes no whole nodes give 6
+    with pytest.raises(ValueError, match=r"node_gpus: 4: jobs\[\d+\]\.gpus: job 'train-\d+'"):
+        instances.generate("seed-training-heavy", seed=0, node_gpus=4)
+
+
+def test_unknown_parameter_lists_node_gpus() -> None:
+    with pytest.raises(ValueError, match="node_gpus"):
+        instances.generate("small", bogus=1)

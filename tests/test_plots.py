@@ -7,10 +7,11 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.patches import Rectangle
 
 import gpusched
 import instances
-from gpusched import plots
+from gpusched import bench, plots
 from gpusched.cli import main
 from instances import Instance, Job, Schedule, Service
 
@@ -129,7 +130,7 @@ def test_sweep_plots_and_cli(tmp_path, capsys):
         if p.endswith(".png"):
             _png_ok(tmp_path / "plots" / p.split("/")[-1])
     # one schedule from files
-    df = gpusched.bench.load_rows(out)
+    df = bench.load_rows(out)
     row = df.iloc[0]
     assert main(["plot", str(out / row["instance_file"]), str(out / row["schedule_file"]),
                  "-o", str(tmp_path / "one"), "--reservation", "peak"]) == 0
@@ -223,3 +224,81 @@ def test_utilization_ticks_are_whole_gpus(family, seed):
     assert len(ticks) >= 3 and all(float(t).is_integer() for t in ticks), ticks
     assert min(t.get_fontsize() for t in _texts(util) if t.get_text()) >= 8
     plt.close("all")
+
+
+# ---------------------------------------------------------------- nodes
+def _check_node_assignment(inst: Instance, sched: Schedule) -> None:
+    _check_assignment(inst, sched)
+    gpus = plots.assign_gpus(inst, sched)
+    rows = {name: range(first, first + n) for name, first, n in plots.node_rows(inst)}
+    for name, held in gpus.items():
+        want = {k: c for k, c in sched.placement[name].items() if c > 0}
+        got = {k: sum(g in r for g in held) for k, r in rows.items()}
+        assert {k: c for k, c in got.items() if c} == want, name
+
+
+@pytest.mark.parametrize("shape", [8, "openb", [2, 2, 2, 2]])
+@pytest.mark.parametrize("method", ["fifo", "fifo-curve", "list"])
+def test_gantt_assignment_on_nodes_keeps_each_job_on_its_nodes(shape, method):
+    for family in ("hc-training-heavy", "hc-multi-service"):
+        for seed in range(3):
+            try:
+                inst = instances.generate(family, seed=seed, node_gpus=shape)
+            except ValueError:  # [2, 2, 2, 2] is 8 GPUs: not hc-multi-service's 16
+                continue
+            _check_node_assignment(inst, gpusched.solve(inst, method).schedule)
+
+
+def test_node_rows():
+    inst = instances.generate("hc-mixed", seed=3, node_gpus=[8, 2, 2])
+    assert plots.node_rows(inst) == [("node-0", 0, 8), ("node-1", 8, 2), ("node-2", 10, 2)]
+    assert plots.node_rows(instances.generate("hc-mixed", seed=3)) == [("pool", 0, 12)]
+
+
+def _two_nodes() -> tuple[Instance, Schedule]:
+    """Nodes n0:2, n1:2; big (4 GPUs) holds both nodes in slots 0-1, a then b on n1."""
+    inst = Instance("n", 4, 4, (), (Job("big", 4, 2), Job("a", 1, 2, release=2),
+                                    Job("b", 2, 1, release=2)),
+                    nodes=(instances.Node("n0", 2), instances.Node("n1", 2)))
+    sched = Schedule("n", {"big": 0, "a": 2, "b": 3}, {"big": {"n0": 2, "n1": 2},
+                                                       "a": {"n1": 1}, "b": {"n0": 2}})
+    instances.evaluate(inst, sched)
+    return inst, sched
+
+
+def test_gantt_draws_one_band_per_node():
+    inst, sched = _two_nodes()
+    gpus = plots.assign_gpus(inst, sched)
+    assert gpus == {"big": (0, 1, 2, 3), "a": (2,), "b": (0, 1)}
+    ax = plots.plot_gantt(inst, sched)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["n0 (2)", "n1 (2)"]
+    assert list(ax.get_yticks()) == [1.0, 3.0]
+    lines = [ln for ln in ax.get_lines() if set(ln.get_ydata()) == {2}]
+    assert len(lines) == 1  # the boundary between n0 and n1
+    bars = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_x() == 0
+            and p.get_width() == 2]
+    assert sorted(round(p.get_y()) for p in bars) == [0, 2]  # big: a bar on each node
+    with pytest.raises(ValueError, match="no valid placement"):
+        plots.assign_gpus(inst, Schedule("n", sched.starts))
+
+
+def test_fragmentation_plot_stacks_the_checker_figures(tmp_path):
+    inst = instances.generate("hc-multi-service", seed=1, node_gpus=[4, 4, 4, 4])
+    sched = gpusched.solve(inst, "fifo").schedule
+    ax = plots.plot_fragmentation(inst, sched)
+    containers = ax.containers
+    assert [c.get_label() for c in containers] == [
+        "inference", "batch", "stranded (no pending job fits)", "free"]
+    heights = np.array([[p.get_height() for p in c] for c in containers])
+    assert (heights.sum(axis=0) == inst.num_gpus).all()
+    stranded = instances.stranded_gpus(inst, sched)
+    assert heights[2].tolist() == stranded and sum(stranded) > 0
+    assert heights[0].tolist() == list(inst.total_demand)
+    m = instances.evaluate(inst, sched)
+    assert f"fragmentation {m.fragmentation} GPU-slots" in ax.get_title()
+    paths = plots.save_figure(ax, tmp_path / "frag")
+    _png_ok(paths[0])
+    flat = instances.generate("hc-multi-service", seed=1)
+    ax = plots.plot_fragmentation(flat, gpusched.solve(flat, "fifo").schedule)
+    assert all(p.get_height() == 0 for p in ax.containers[2])

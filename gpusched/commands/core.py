@@ -49,6 +49,9 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                    help="family parameter, e.g. -p num_jobs=2000 (repeatable)")
+    p.add_argument("--node-gpus", metavar="SHAPE", default=None,
+                   help="put the GPUs on nodes: N (nodes of N GPUs), a list like 8,4,2,2, "
+                        "or openb (the openb cluster's node mix); default: one flat pool")
     p.add_argument("-o", "--output", help="instance file to write (default: standard output)")
     p.set_defaults(func=cmd_generate)
 
@@ -72,7 +75,7 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object on one line")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("families", help="list the instance families")
+    p = sub.add_parser("families", help="list the instance families (each takes a node shape)")
     p.set_defaults(func=cmd_families)
     p = sub.add_parser("methods", help="list the methods")
     p.set_defaults(func=cmd_methods)
@@ -108,8 +111,29 @@ def _user_params_error(e: TypeError, params: dict[str, Any]) -> ValueError:
                       f"given: {params}")
 
 
+def parse_node_gpus(text: str) -> int | list[int] | str:
+    """``--node-gpus``: ``8`` -> 8, ``8,4,2,2`` -> [8, 4, 2, 2], ``openb`` as it is.
+
+    Raises
+    ------
+    ValueError
+        For anything else (naming ``--node-gpus``).
+    """
+    t = text.strip()
+    if t == "openb":
+        return t
+    parts = [x.strip() for x in t.split(",")]
+    if t and all(x.isdigit() for x in parts):
+        return int(parts[0]) if len(parts) == 1 else [int(x) for x in parts]
+    raise ValueError(f"--node-gpus: expected N, a list like 8,4,2,2, or openb, got {text!r}")
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     params = parse_params(args.param)
+    if args.node_gpus is not None:
+        if "node_gpus" in params:
+            raise ValueError("--node-gpus: given twice (also as -p node_gpus=...)")
+        params["node_gpus"] = parse_node_gpus(args.node_gpus)
     try:
         inst = instances.generate(args.family, seed=args.seed, **params)
     except TypeError as e:
@@ -178,6 +202,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_families(args: argparse.Namespace) -> int:
     for name, desc in instances.FAMILIES.items():
         print(f"{name:22s} {desc}")
+    print("\nEvery family takes a node shape: gpusched generate FAMILY --node-gpus 8 "
+          "(nodes of 8 GPUs), --node-gpus 8,4,2,2 (a list summing to the pool) or "
+          "--node-gpus openb (the openb cluster's node mix, drawn from the seed).")
     return 0
 
 

@@ -63,10 +63,12 @@ def register(sub: Any) -> None:
     p.add_argument("results", help="results folder (or results.csv)")
     p.add_argument("--format", choices=TABLE_FORMATS, default="markdown",
                    help="markdown (md), latex (tex) or csv (default markdown)")
-    p.add_argument("--view", choices=("summary", "seed", "ablation", "simulation"), default="summary",
-                   help="summary (default), seed, ablation, or simulation (a sweep with [scenarios])")
+    p.add_argument("--view", choices=("summary", "seed", "ablation", "simulation", "topology"),
+                   default="summary",
+                   help="summary (default), seed, ablation, simulation (a sweep with "
+                        "[scenarios]), or topology (runs flat and on nodes)")
     p.add_argument("--baseline", default="fifo", help="method the gains are measured from")
-    p.add_argument("--allocator", default="best", help="the allocator of the seed view")
+    p.add_argument("--allocator", default="best", help="the allocator of the seed and topology views")
     p.add_argument("--methods", default="",
                    help="summary view: only these methods, in this order (comma-separated)")
     p.add_argument("-o", "--output", help="file to write (default: standard output)")
@@ -202,7 +204,7 @@ def cmd_table(args: argparse.Namespace) -> int:
         raise ValueError(f"--baseline: no rows of method {args.baseline!r} in {args.results} "
                          f"(methods there: {', '.join(present) or 'none'})")
     kw: dict[str, Any] = {} if args.view == "simulation" else {"baseline": args.baseline}
-    if args.view == "seed":
+    if args.view in ("seed", "topology"):
         kw["allocator"] = args.allocator
     only = tuple(m.strip() for m in args.methods.split(",") if m.strip())
     if only:

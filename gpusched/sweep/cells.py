@@ -23,6 +23,7 @@ from typing import Any
 
 import instances
 from instances import Instance, Metrics
+from instances.families import node_shape_label
 
 from ..dispatch import solve
 from .config import BenchConfig, MethodSpec
@@ -185,6 +186,7 @@ def _base_row(cell: Cell) -> dict[str, Any]:
         "num_gpus": inst.num_gpus,
         "horizon": inst.horizon,
         "num_jobs": inst.num_jobs,
+        "node_gpus": node_shape_label(inst),
         "method": spec.label,
         "solver_method": spec.method,
         "params": json.dumps(dict(spec.params), sort_keys=True),

@@ -1,9 +1,9 @@
-"""Comparison tables from a sweep's rows: summary, seed and ablation views.
+"""Comparison tables from a sweep's rows: summary, seed, ablation and topology views.
 
 - :mod:`.aggregate`: the numbers (:func:`prepare`: gains and gaps per row;
   :func:`ci95`: Student's t intervals);
 - :mod:`.render`: :class:`Table` as Markdown or booktabs LaTeX (pandas);
-- :mod:`.views`: the three views (:func:`view` by name);
+- :mod:`.views`: the four offline views (:func:`view` by name);
 - :mod:`.simulation`: the view of a scenario sweep's replays against the clairvoyant bound.
 """
 
@@ -18,8 +18,11 @@ from .views import (
     SUMMARY_METRICS,
     VIEWS,
     ablation_view,
+    has_node_rows,
     seed_view,
     summary_view,
+    topology_frame,
+    topology_view,
     view,
 )
 
@@ -38,6 +41,7 @@ __all__ = [
     "ablation_view",
     "ci95",
     "fmt_ci",
+    "has_node_rows",
     "latex_escape",
     "prepare",
     "seed_view",
@@ -45,5 +49,7 @@ __all__ = [
     "simulation_view",
     "summary_view",
     "t_quantile",
+    "topology_frame",
+    "topology_view",
     "view",
 ]

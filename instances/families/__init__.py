@@ -6,18 +6,24 @@ draw comes from one :class:`numpy.random.Generator` seeded with the seed and
 the family's name. The generators are in :mod:`.catalogue`, their building
 blocks (job sizes by kind, daily curves, job draws) in :mod:`.generators`,
 and the real traffic of ``trace-servegen`` in :mod:`instances.servegen`.
+
+Every family takes a node shape (``node_gpus``, PROBLEM.md section 8): the
+family draws its instance as always, then :func:`instances.with_nodes` puts
+its GPUs on nodes. Without ``node_gpus`` the instance (and its file) is the
+flat one of version 1.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..model import Instance, check_size_params
+from ..nodes import openb_node_mix, with_nodes
 from ..servegen import servegen_hourly_rps
 from .catalogue import (
     GENERATORS,
@@ -33,6 +39,7 @@ from .generators import KIND_SPECS, daily_curve
 __all__ = [
     "FAMILIES",
     "KIND_SPECS",
+    "NODE_SHAPES",
     "OPENB_DAYS",
     "OPENB_INFERENCE_SHARE",
     "OPENB_MIN_GPUS",
@@ -41,8 +48,12 @@ __all__ = [
     "contention",
     "daily_curve",
     "generate",
+    "node_shape_label",
     "servegen_hourly_rps",
 ]
+
+NODE_SHAPES = "an integer (nodes of that many GPUs), a list of node sizes, or 'openb'"
+"""What ``node_gpus`` may be (for messages and ``gpusched families``)."""
 
 _MARKUP = re.compile(r":[a-z]+:`~?([^`]+)`|``([^`]+)``|`([^`]+)`")
 
@@ -62,7 +73,10 @@ FAMILIES: dict[str, str] = {name: _first_line(fn) for name, fn in GENERATORS.ite
 """Family name -> one-line description (plain text)."""
 
 
-def generate(family: str, seed: int = 0, **params: Any) -> Instance:
+def generate(
+    family: str, seed: int = 0, node_gpus: int | Sequence[int] | str | None = None,
+    **params: Any,
+) -> Instance:
     """Generate an instance of a named family.
 
     Parameters
@@ -72,6 +86,13 @@ def generate(family: str, seed: int = 0, **params: Any) -> Instance:
     seed
         Seed of the random stream; the same family, seed and parameters give
         the same instance.
+    node_gpus
+        The node shape (``None``: one flat pool). An integer: nodes of that
+        many GPUs, the last one smaller when the pool is not a multiple of it
+        (:func:`instances.with_nodes`); a list: the nodes' GPUs, summing to
+        the pool; ``"openb"``: the real node mix of the openb cluster sampled
+        to the pool (:func:`instances.openb_node_mix`), its node order drawn
+        from ``seed``. The jobs are the flat instance's, unchanged.
     **params
         Family parameters (``num_jobs``, ``num_gpus``, ...) overriding the
         defaults that the seed would draw.
@@ -79,13 +100,16 @@ def generate(family: str, seed: int = 0, **params: Any) -> Instance:
     Returns
     -------
     Instance
-        Named ``<family>-s<seed>``, with the family, seed and parameters in
-        ``meta``.
+        Named ``<family>-s<seed>`` (with the parameters, and last the node
+        shape as ``-node_gpus<shape>``), with the family, seed, parameters
+        and node shape in ``meta``.
 
     Raises
     ------
     ValueError
-        For an unknown family, a negative seed or a bad parameter.
+        For an unknown family, a negative seed or a bad parameter; for a bad
+        node shape (a size below 1, sizes not summing to the pool, a job with
+        no valid placement on the nodes) the message starts with ``node_gpus``.
     """
     if family not in GENERATORS:
         raise ValueError(f"family: unknown family {family!r}; known: {', '.join(GENERATORS)}")
@@ -98,14 +122,69 @@ def generate(family: str, seed: int = 0, **params: Any) -> Instance:
     if unknown:
         raise ValueError(
             f"{sorted(unknown)[0]}: not a parameter of family {family!r}; "
-            f"accepted: {sorted(accepted)}"
+            f"accepted: {sorted(accepted | {'node_gpus'})}"
         )
     check_size_params(params)
+    shape = None if node_gpus is None else _check_shape(node_gpus)
     rng = np.random.default_rng([int(seed), _family_key(family)])
     inst = fn(rng, **params, **({"seed": int(seed)} if "seed" in sig else {}))
     name = f"{family}-s{int(seed)}" + "".join(f"-{k}{v}" for k, v in sorted(params.items()))
     meta = {"family": family, "seed": int(seed), "params": dict(sorted(params.items())), **inst.meta}
-    return inst.replace(name=name, meta=meta)
+    inst = inst.replace(name=name, meta=meta)
+    if shape is None:
+        return inst
+    return _on_nodes(inst, shape, int(seed))
+
+
+def _check_shape(node_gpus: Any) -> int | list[int] | str:
+    """``node_gpus`` as an int, a list of ints or ``"openb"``, or a ``ValueError`` naming it."""
+    def is_int(x: Any) -> bool:
+        return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+    if node_gpus == "openb":
+        return "openb"
+    if is_int(node_gpus) and node_gpus >= 1:
+        return int(node_gpus)
+    if (isinstance(node_gpus, Sequence) and not isinstance(node_gpus, str) and node_gpus
+            and all(is_int(g) for g in node_gpus)):
+        return [int(g) for g in node_gpus]
+    raise ValueError(f"node_gpus: must be {NODE_SHAPES} (each >= 1), got {node_gpus!r}")
+
+
+def _on_nodes(inst: Instance, shape: int | list[int] | str, seed: int) -> Instance:
+    """``inst`` on nodes of ``shape``; the shape goes into the name and ``meta``."""
+    sizes = openb_node_mix(inst.num_gpus, seed) if isinstance(shape, str) else shape
+    try:
+        out = with_nodes(inst, sizes)
+    except ValueError as e:
+        msg = str(e)
+        raise ValueError(msg if msg.startswith("node_gpus") else f"node_gpus: {shape!r}: {msg}") from None
+    label = shape_text(shape)
+    meta = {**inst.meta, "params": {**inst.meta.get("params", {}), "node_gpus": shape},
+            "node_gpus": shape}
+    return out.replace(name=f"{inst.name}-node_gpus{label}", meta=meta)
+
+
+def shape_text(shape: int | Sequence[int] | str) -> str:
+    """A node shape as text: ``8``, ``8,4,2,2`` or ``openb``."""
+    if isinstance(shape, (str, int)):
+        return str(shape)
+    return ",".join(str(g) for g in shape)
+
+
+def node_shape_label(inst: Instance) -> str:
+    """The node shape an instance was generated with (``""`` for a flat pool).
+
+    ``8``, ``8,4,2,2`` or ``openb`` for a generated instance on nodes; for
+    one with nodes from elsewhere (a file, a trace), its node sizes joined by
+    commas.
+    """
+    if inst.nodes is None:
+        return ""
+    shape = inst.meta.get("node_gpus")
+    if isinstance(shape, (int, str)) or (isinstance(shape, list) and shape):
+        return shape_text(shape)
+    return ",".join(str(n.gpus) for n in inst.nodes)
 
 
 def _family_key(family: str) -> int:
