@@ -26,6 +26,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -534,9 +535,11 @@ def lns(
         inst, start, time_limit=left, rounds=rounds, window=window, max_jobs=max_jobs,
         sub_time_limit=sub_time_limit, seed=seed, guide=guide, place=place,
     )
-    params = {"time_limit": time_limit, "rounds": rounds, "window": window,
-              "max_jobs": max_jobs, "sub_time_limit": sub_time_limit, "passes": passes,
-              "iterations": iterations, "seed": seed, "guided": guided}
+    params: dict[str, Any] = {
+        "time_limit": time_limit, "rounds": rounds, "window": window, "max_jobs": max_jobs,
+        "sub_time_limit": sub_time_limit, "passes": passes, "iterations": iterations,
+        "seed": seed, "guided": guided,
+    }
     if inst.has_nodes:
         params["placement"] = placement
     return finish(
