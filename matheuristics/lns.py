@@ -32,7 +32,7 @@ import numpy as np
 
 import milp
 from heuristics._core import finish, start_value
-from heuristics.placement import PLACEMENTS, check_placement, new_place
+from heuristics.placement import PLACEMENTS, check_placement, lexicographic_subset, new_place
 from heuristics.rules import order_by
 from heuristics.search import local_search_order, sampling_order
 from instances import Instance, Job, Result, Service, Status
@@ -40,8 +40,8 @@ from milp.highs import lp_solution
 from milp.nodes import NodeFormulation, build_nodes, solve_highs_nodes
 
 __all__ = [
-    "guided_instance", "lns", "lns_improve", "lp_guide", "nearby_jobs", "node_window",
-    "sub_instance", "window_jobs",
+    "guided_instance", "lns", "lns_improve", "lp_guide", "nearby_jobs", "node_rows_hold",
+    "node_window", "place_window", "sub_instance", "window_jobs",
 ]
 
 logger = logging.getLogger(__name__)
@@ -367,7 +367,9 @@ def lns_improve(
         tl = sub_time_limit * boost if left is None else min(sub_time_limit * boost, left - 0.2)
         if on_nodes:
             sub, warm, warm_place, reserved = node_window(work, start, cur_place, a, b, freed)
-            status, new, new_place, note = _solve_node_window(sub, reserved, warm, warm_place, tl)
+            status, new, new_place, note = _solve_node_window(
+                sub, reserved, warm, warm_place, tl,
+                float(work.job_values[freed][start[freed] >= 0].sum()))
         else:
             sub, warm = sub_instance(work, start, a, b, freed)
             status, new, note = _solve_window(sub, warm, tl)
@@ -430,16 +432,79 @@ def _solve_window(
     return raw.status, raw.start, ""
 
 
+def place_window(
+    sub: Instance, reserved: np.ndarray, start: np.ndarray, keep: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """A placement of every run job of ``start`` on what ``reserved`` leaves of the nodes, or ``None``.
+
+    Greedy, in order of start (larger jobs first at equal starts): a job keeps
+    its row of ``keep`` (a placement array) when it is there and still has
+    room, else a one-node job takes the node with the least room left over
+    its run (best fit), a multi-node job the lexicographically smallest set
+    of nodes wholly free over its run. ``None`` when some job finds no room
+    (the greedy is not complete: a placement may exist all the same). The
+    pool is not looked at (the start array must respect it already).
+    """
+    sizes = sub.node_gpus
+    free = sizes[:, None] - np.asarray(reserved, dtype=np.int64)
+    place = np.full((sub.num_jobs, sub.max_span), -1, dtype=np.int64)
+    g, p = sub.gpus, sub.durations
+    run = np.flatnonzero(start >= 0)
+    for j in run[np.lexsort((run, -g[run], start[run]))].tolist():
+        w = slice(int(start[j]), int(start[j] + p[j]))
+        room = free[:, w].min(axis=1)
+        if sub.multi_node[j]:
+            whole = np.flatnonzero(room == sizes)
+            old = [] if keep is None else [int(k) for k in keep[j] if k >= 0]
+            if old and set(old) <= set(whole.tolist()) and int(sizes[old].sum()) == g[j]:
+                nodes = old
+            else:
+                pick = lexicographic_subset(sizes[whole].tolist(), int(g[j]))
+                if not pick:
+                    return None
+                nodes = whole[pick].tolist()
+            free[nodes, w] -= sizes[nodes][:, None]
+        else:
+            k = -1 if keep is None else int(keep[j, 0])
+            if k < 0 or room[k] < g[j]:
+                ok = np.flatnonzero(room >= g[j])
+                if ok.size == 0:
+                    return None
+                k = int(ok[np.argmin(room[ok])])
+            nodes = [k]
+            free[k, w] -= g[j]
+        place[j, : len(nodes)] = nodes
+    return place
+
+
 def _solve_node_window(
     sub: Instance, reserved: np.ndarray, warm: np.ndarray, warm_place: np.ndarray,
-    time_limit: float,
+    time_limit: float, before: float,
 ) -> tuple[Status | None, np.ndarray | None, np.ndarray | None, str]:
-    """:func:`_solve_window` on nodes: the node model with ``reserved`` withheld, on arrays.
+    """:func:`_solve_window` on nodes, on arrays; ``before`` is the value of ``warm``.
+
+    The window's flat model (its nodes dropped: a relaxation) is solved
+    first, within half of ``time_limit``; when its answer can be placed on
+    the nodes (:func:`place_window`) it is the answer, and it is optimal for
+    the node window when it is for the flat one. When it cannot be placed,
+    and the flat optimum does not beat ``before`` (so neither can the node
+    one), the window is left as it is; otherwise the node model with
+    ``reserved`` withheld is solved from ``warm`` with the time left.
 
     Returns ``(status, start, place, note)``, ``place`` the placement array
     of ``start`` (both of ``sub``).
     """
     t0 = time.perf_counter()
+    status, new, _ = _solve_window(sub.replace(nodes=None), warm, 0.5 * time_limit)
+    if status is not None and new is not None:
+        value = start_value(sub, new)
+        if value >= before - 1e-9:
+            placed = place_window(sub, reserved, new, warm_place)
+            if placed is not None:
+                return status, new, placed, ""
+            if status == Status.OPTIMAL and value <= before + 1e-9:
+                return status, warm, warm_place, ""
+    time_limit = max(0.0, time_limit - (time.perf_counter() - t0))
     try:
         form = build_nodes(sub, reserved=reserved)
     except ValueError as e:  # e.g. a model over the column cap
