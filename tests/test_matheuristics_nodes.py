@@ -8,6 +8,7 @@ from brute_nodes import brute_force_nodes, tiny_node_instance
 
 import heuristics
 import instances
+import milp
 import milp.nodes as mn
 from heuristics._core import start_value
 from heuristics.placement import PLACEMENTS, new_place
@@ -162,26 +163,32 @@ def test_node_windows_stay_on_arrays_and_the_result_is_checked_once(
     inst = _medium(2)
     place = new_place(inst)
     start = heuristics.fifo.fifo_starts(inst, "curve", place=place)
-    windows: list[int] = []
-    real = lns_module.solve_highs_nodes
+    windows: list[str] = []
+    real, real_flat = lns_module.solve_highs_nodes, milp.solve_arrays
 
     def solve(form: mn.NodeFormulation, **kw: object) -> mn.NodeRaw:
         ws = kw["warm_start"]
         assert isinstance(ws, tuple) and all(isinstance(a, np.ndarray) for a in ws)
         assert form.instance.has_nodes
-        windows.append(form.num_x)
+        windows.append("nodes")
         return real(form, **kw)  # type: ignore[arg-type]
+
+    def solve_flat(form: milp.Formulation, **kw: object) -> milp.RawSolve:
+        assert isinstance(kw["warm_start"], np.ndarray)  # a start array, not a Schedule
+        windows.append("flat")
+        return real_flat(form, **kw)
 
     def no_solve(*args: object, **kwargs: object) -> None:
         raise AssertionError("the node LNS must not call a Schedule-level solve per window")
 
     monkeypatch.setattr(lns_module, "solve_highs_nodes", solve)
-    monkeypatch.setattr(lns_module.milp, "solve", no_solve)
+    monkeypatch.setattr(milp, "solve_arrays", solve_flat)
+    monkeypatch.setattr(milp, "solve", no_solve)
     monkeypatch.setattr(mn, "solve_nodes", no_solve)
     counts = _count_checks(monkeypatch)
     out, rounds, _ = lns_improve(inst, start, time_limit=None, rounds=5, seed=2, place=place,
                                  sub_time_limit=0.5)
-    assert rounds == 5 and len(windows) >= 4
+    assert rounds == 5 and windows.count("flat") >= 4
     assert counts == {"evaluate": 0, "from_array": 0}
     res = heuristics.solve(inst, "lns", time_limit=None, rounds=3, passes=5, iterations=10)
     assert counts == {"evaluate": 1, "from_array": 1}  # at the boundary, once
@@ -209,7 +216,17 @@ def test_a_node_window_answer_outside_its_model_is_never_taken(
         assert not lns_module.node_rows_hold(form, first, where)
         return mn.NodeRaw(instances.Status.OPTIMAL, first, where, 1e9)
 
+    def overload_flat(form: milp.Formulation, **kw: object) -> milp.RawSolve:
+        every = np.array([int(s[0]) if s.size else -1 for s in
+                          (form.col_start[form.col_group == k] for k in range(len(form.groups)))])
+        bad = np.full(form.instance.num_jobs, -1, dtype=np.int64)
+        for k, members in enumerate(form.groups):
+            bad[members] = every[k]
+        assert not form.feasible(bad)
+        return milp.RawSolve(instances.Status.OPTIMAL, start=bad, dual_bound=1e9)
+
     monkeypatch.setattr(lns_module, "solve_highs_nodes", overload)
+    monkeypatch.setattr(milp, "solve_arrays", overload_flat)
     out, rounds, improved = lns_improve(inst, start, time_limit=None, rounds=4, seed=1,
                                         place=place)
     assert (rounds, improved) == (4, 0)
@@ -232,3 +249,47 @@ def test_solve_milp_on_nodes_warm_starts_from_best(monkeypatch: pytest.MonkeyPat
     assert res.params["warm_start"] == "best" and "LNS helper" not in res.message
     _placed(inst, res)
     assert res.upper_bound is not None and res.upper_bound >= res.value - 1e-6
+
+
+def test_place_window_places_a_flat_answer_or_says_it_cannot() -> None:
+    """Nodes 2+2+4, node 2 withheld in slot 0. Two 2-GPU jobs and one 4-GPU job."""
+    nodes = (Node("a", 2), Node("b", 2), Node("c", 4))
+    jobs = (Job("x", 2, 1), Job("y", 2, 1), Job("big", 4, 1), Job("whole", 8, 1))
+    inst = Instance("pw", 8, 2, (), jobs, nodes=nodes)
+    reserved = np.array([[0, 0], [0, 0], [4, 0]])
+    # slot 0: x and y on the two 2-GPU nodes; slot 1: big on node 2 (best fit), x kept
+    place = lns_module.place_window(inst, reserved, np.array([0, 0, 1, -1]))
+    assert place is not None and place[:, 0].tolist() == [0, 1, 2, -1]
+    # big at slot 0 finds node 2 withheld: no room (the pool alone would have it)
+    assert lns_module.place_window(inst, reserved, np.array([-1, -1, 0, -1])) is None
+    # the 8-GPU job takes every node, which must be wholly free over its run
+    assert lns_module.place_window(inst, reserved, np.array([-1, -1, -1, 0])) is None
+    whole = lns_module.place_window(inst, reserved, np.array([-1, -1, -1, 1]))
+    assert whole is not None and whole[3].tolist() == [0, 1, 2]
+    # a kept row wins over best fit when it still has room
+    keep_arr = np.full((4, inst.max_span), -1, dtype=np.int64)
+    keep_arr[0, 0] = 1
+    kept = lns_module.place_window(inst, reserved, np.array([0, -1, -1, -1]), keep_arr)
+    assert kept is not None and kept[0, 0] == 1
+
+
+def test_a_window_the_flat_model_cannot_place_goes_to_the_node_model(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nodes 2+2+4, two 4-GPU jobs for the whole horizon: flat, both run; on the nodes only
+    the one worth more (on node 2). The flat answer cannot be placed, the node model runs."""
+    jobs = (Job("a", 4, 2, 1.0), Job("b", 4, 2, 2.0))
+    nodes = (Node("s0", 2), Node("s1", 2), Node("big", 4))
+    inst = Instance("two-big", 8, 2, (), jobs, nodes=nodes)
+    calls: list[int] = []
+    real = lns_module.solve_highs_nodes
+
+    def spy(form: mn.NodeFormulation, **kw: object) -> mn.NodeRaw:
+        calls.append(form.num_x)
+        return real(form, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lns_module, "solve_highs_nodes", spy)
+    place = new_place(inst)
+    start = np.full(2, -1, dtype=np.int64)
+    out, _, improved = lns_improve(inst, start, time_limit=None, rounds=1, place=place)
+    assert calls and improved == 1
+    assert out.tolist() == [-1, 0] and place[1].tolist() == [2]
