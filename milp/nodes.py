@@ -7,7 +7,8 @@ set of whole nodes whose GPUs sum to exactly ``g_j``. Rows:
 * assignment: each job runs at most once (``sum x <= 1``);
 * node capacity, per node and slot: the batch GPUs placed there (``g_j`` for
   a one-node job, the node's GPUs for a multi-node job) at most the node's
-  GPUs;
+  GPUs, less what ``reserved`` withholds there (:func:`build_nodes`: jobs
+  kept fixed outside the model, as in the LNS windows);
 * pool, per slot: ``sum_j g_j x <= G - sum_s d_s[t]`` (inference is served by
   any free GPU);
 * the rounded pool and node rows of :func:`milp.formulation.rounded_coefficients`
