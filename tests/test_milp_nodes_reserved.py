@@ -35,7 +35,7 @@ def test_fixing_part_of_an_optimum_leaves_the_rest_of_it(seed: int) -> None:
     run = np.flatnonzero(start >= 0)
     fixed = run[rng.random(run.size) < 0.5]
     freed = np.setdiff1d(np.arange(inst.num_jobs), fixed)
-    sub, warm, warm_place, reserved = node_window(inst, start, place, 0, inst.horizon, freed)
+    sub, _, _, reserved = node_window(inst, start, place, 0, inst.horizon, freed)
     assert reserved.shape == (inst.num_nodes, inst.horizon)
     form = mn.build_nodes(sub, reserved=reserved)
     value, s_start, s_place = _optimum(form)
