@@ -8,7 +8,8 @@ do not take a node shape on this branch yet. ``eight`` cuts ``G`` GPUs into
 On an 8-GPU pool one 8-GPU node *is* the flat pool: the node problem is the
 flat one and the price of topology is 0 by construction.
 
-Parts (``--parts``, comma separated; default ``small,symmetry,medium,price``):
+Parts (``--parts``, comma separated; default ``small,symmetry,medium,price``;
+``best`` on request):
 
 ``small``
     ``small`` instances of 8, 16 and 24 GPUs with 12-20 jobs, on ``eight``
@@ -26,6 +27,13 @@ Parts (``--parts``, comma separated; default ``small,symmetry,medium,price``):
 ``medium``
     ``medium`` seeds on ``eight`` nodes after ``--time-limit`` s: value, the
     node model's own bound, the flat bound and the reported (smallest) bound.
+``best``
+    ``medium`` seeds on ``eight`` nodes: the ``best`` heuristic
+    (``--best-limit`` s, every placement rule) beside ``list`` with first-fit
+    and the node bound of ``gpusched.solve(inst, "milp", time_limit=--time-limit)``
+    (the smallest of the node model's dual bound, the flat bound and the
+    Lagrangian bound), the MILP's own value, and ``best``'s gap to that bound;
+    the mean and worst gap.
 ``price``
     The price of topology (``milp.price_of_topology``, ``--price-limit`` s
     each) on ``seed-training-heavy`` and the five ``hc-*`` scenarios, on
@@ -37,6 +45,7 @@ Usage::
 
     python benchmarks/bench_milp_nodes.py --parts small
     python benchmarks/bench_milp_nodes.py --parts medium --seeds 3 --time-limit 60
+    python benchmarks/bench_milp_nodes.py --parts best --seeds 12 --time-limit 60
     python benchmarks/bench_milp_nodes.py --parts price --price-seeds 10 --price-limit 20
 """
 
@@ -192,6 +201,36 @@ def part_medium(args: argparse.Namespace) -> None:
               f"over {len(gaps)} seeds")
 
 
+def part_best(args: argparse.Namespace) -> None:
+    import gpusched
+    import heuristics
+
+    gaps, lists = [], []
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
+        inst = instances.with_nodes(instances.generate("medium", seed=seed), 8)
+        t = time.perf_counter()
+        heur = heuristics.solve(inst, "best", time_limit=args.best_limit)
+        dt = time.perf_counter() - t
+        instances.evaluate(inst, heur.schedule)
+        first = heuristics.solve(inst, "list", placement="first-fit")
+        exact = gpusched.solve(inst, "milp", time_limit=args.time_limit, threads=args.threads)
+        instances.evaluate(inst, exact.schedule)
+        assert exact.upper_bound is not None
+        bound = exact.upper_bound
+        gap = 100 * (bound - heur.value) / bound if bound > 0 else 0.0
+        gaps.append(gap)
+        lists.append(100 * (bound - first.value) / bound if bound > 0 else 0.0)
+        print(f"[best] {inst.name} ({'+'.join(map(str, inst.node_gpus.tolist()))}, "
+              f"{inst.num_jobs} jobs): best {heur.value:.2f} ({dt:.1f} s), list first-fit "
+              f"{first.value:.2f}, milp {exact.value:.2f} ({exact.status}), node bound "
+              f"{bound:.2f}; best's gap {gap:.2f}% (list first-fit {lists[-1]:.2f}%); "
+              f"{heur.message}")
+    if gaps:
+        print(f"[best] best's gap to the node bound: mean {statistics.mean(gaps):.2f}%, worst "
+              f"{max(gaps):.2f}% over {len(gaps)} seeds (list first-fit: mean "
+              f"{statistics.mean(lists):.2f}%, worst {max(lists):.2f}%)")
+
+
 def _interval(xs: list[float]) -> str:
     from scipy import stats
 
@@ -245,6 +284,7 @@ def main() -> None:
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--small-limit", type=float, default=10.0)
     ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--best-limit", type=float, default=10.0)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--sym-limit", type=float, default=20.0)
     ap.add_argument("--price-seeds", type=int, default=10)
@@ -252,7 +292,7 @@ def main() -> None:
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
     parts = {"small": part_small, "symmetry": part_symmetry, "medium": part_medium,
-             "price": part_price}
+             "best": part_best, "price": part_price}
     for name in args.parts.split(","):
         if name not in parts:
             raise SystemExit(f"--parts: unknown part {name!r}; known: {', '.join(parts)}")

@@ -1,4 +1,10 @@
-"""``best``: the best schedule of the fast methods and the LNS, in a bounded budget."""
+"""``best``: the best schedule of the fast methods and the LNS, in a bounded budget.
+
+On an instance with nodes every phase places jobs on nodes: the list members
+once per placement rule, sampling once per rule, local search with the rule of
+the best sampling, and the LNS on node windows; each candidate's placement
+array is kept beside its start array.
+"""
 
 from __future__ import annotations
 
@@ -12,13 +18,14 @@ from heuristics._core import finish, start_value
 from heuristics.backfill import conservative_starts, easy_starts
 from heuristics.fifo import fifo_starts
 from heuristics.listsched import list_starts, parallel_starts
+from heuristics.placement import PLACEMENTS, check_placement, new_place
 from heuristics.rules import RULES, order_by
 from heuristics.search import local_search_order, sampling_order
 from instances import Instance, Result
 
 from .lns import lns_improve
 
-__all__ = ["CONSTRUCTIVE_MEMBERS", "best"]
+__all__ = ["CONSTRUCTIVE_MEMBERS", "PLACED_MEMBERS", "best", "members"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,22 +41,45 @@ CONSTRUCTIVE_MEMBERS: tuple[tuple[str, dict[str, Any]], ...] = (
     *(("parallel", {"rule": r}) for r in RULES),
 )
 """The one-pass methods ``best`` runs first, as ``(method, params)``; then it
-runs sampling, local search and the LNS (see :func:`best`)."""
+runs sampling, local search and the LNS (see :func:`best`). On an instance
+with nodes the ``list``, ``list-peak`` and ``parallel`` members run once per
+placement rule."""
+
+PLACED_MEMBERS = ("list", "list-peak", "parallel")
+"""The members that take a placement rule on nodes (the others place as FIFO does)."""
 
 
-def _constructive(inst: Instance, method: str, params: dict[str, Any]) -> np.ndarray:
+def _constructive(
+    inst: Instance, method: str, params: dict[str, Any], place: np.ndarray | None = None,
+) -> np.ndarray:
+    """Start array of a member; on nodes its placement is written into ``place``."""
     rule = params.get("rule", "priority")
+    placement = params.get("placement", "first-fit")
     if method in ("fifo", "fifo-curve"):
-        return fifo_starts(inst, "peak" if method == "fifo" else "curve")
+        return fifo_starts(inst, "peak" if method == "fifo" else "curve", place=place)
     if method.startswith("easy-"):
-        return easy_starts(inst, method.removeprefix("easy-"))
+        return easy_starts(inst, method.removeprefix("easy-"), place=place)
     if method.startswith("conservative-"):
-        return conservative_starts(inst, method.removeprefix("conservative-"))
+        return conservative_starts(inst, method.removeprefix("conservative-"), place=place)
     if method in ("list", "list-peak"):
-        return list_starts(inst, order_by(inst, rule), "curve" if method == "list" else "peak")
+        return list_starts(inst, order_by(inst, rule), "curve" if method == "list" else "peak",
+                           placement=placement, place=place)
     if method == "parallel":
-        return parallel_starts(inst, order_by(inst, rule), "curve")
+        return parallel_starts(inst, order_by(inst, rule), "curve", placement=placement,
+                               place=place)
     raise ValueError(f"method: {method!r} is not a constructive member of best")
+
+
+def members(inst: Instance, placement: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """The one-pass members ``best`` runs on ``inst``: :data:`CONSTRUCTIVE_MEMBERS`, and on
+    nodes each of :data:`PLACED_MEMBERS` once per rule (``placement``, or all of
+    :data:`~heuristics.placement.PLACEMENTS` when ``None``)."""
+    if not inst.has_nodes:
+        return list(CONSTRUCTIVE_MEMBERS)
+    rules = PLACEMENTS if placement is None else (placement,)
+    return [(m, {**p, "placement": r}) if m in PLACED_MEMBERS else (m, p)
+            for m, p in CONSTRUCTIVE_MEMBERS
+            for r in (rules if m in PLACED_MEMBERS else rules[:1])]
 
 
 def best(
@@ -60,6 +90,7 @@ def best(
     iterations: int = 1000,
     lns_rounds: int = 100,
     seed: int = 0,
+    placement: str | None = None,
 ) -> Result:
     """The best schedule of the fast heuristics (``curve`` reservation).
 
@@ -74,6 +105,14 @@ def best(
     schedule is feasible under ``curve``, so the result is at least as good
     as each. Candidates are compared as start arrays; the one returned is
     checked by :func:`instances.evaluate`.
+
+    On an instance with nodes (:func:`members`): the ``list``,
+    ``list-peak`` and ``parallel`` members run once per placement rule;
+    sampling runs once per rule (``passes`` each, its share of the time
+    split evenly); local search starts from the best sampling's order with
+    its rule; the LNS solves node windows (:func:`~matheuristics.lns.lns_improve`
+    with ``place``). Every candidate's placement array is kept beside its
+    start array, and the result carries the winner's placement.
 
     Budget: the one-pass members always run (milliseconds to a few hundred
     on the largest families); sampling may use up to 20% of the rest of
@@ -96,48 +135,74 @@ def best(
         LNS windows (default 100; 0 switches the LNS off).
     seed
         Seed of sampling and local search.
+    placement
+        On nodes, the placement rule of every phase
+        (:data:`~heuristics.placement.PLACEMENTS`); ``None`` (default): try
+        each rule, keep the best. Ignored on a flat instance (a known rule
+        name is still required).
     """
     t0 = time.perf_counter()
+    if placement is not None:
+        check_placement(placement)
+    nodes = inst.has_nodes
+    rules = (placement or "first-fit",) if not nodes or placement else PLACEMENTS
 
     def left() -> float | None:
         return None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))
 
+    def scratch() -> np.ndarray | None:
+        return new_place(inst) if nodes else None
+
     best_start: np.ndarray | None = None
+    best_place: np.ndarray | None = None
     best_val, best_name = -1.0, ""
 
-    def offer(start: np.ndarray, name: str) -> None:
-        """Keep ``start`` if it beats the incumbent (the first one wins ties)."""
-        nonlocal best_start, best_val, best_name
+    def offer(start: np.ndarray, place: np.ndarray | None, name: str) -> None:
+        """Keep ``start`` (and its placement) if it beats the incumbent (the first one wins ties)."""
+        nonlocal best_start, best_place, best_val, best_name
         val = start_value(inst, start)
         if val > best_val:
-            best_start, best_val, best_name = start, val, name
+            best_start, best_place, best_val, best_name = start, place, val, name
 
-    for method, params in CONSTRUCTIVE_MEMBERS:
-        offer(_constructive(inst, method, params),
+    for method, params in members(inst, placement):
+        place = scratch()
+        offer(_constructive(inst, method, params, place), place,
               method + "".join(f" {k}={v}" for k, v in params.items()))
     rest = left()
-    order, start, done = sampling_order(
-        inst, passes=passes, time_limit=None if rest is None else 0.2 * rest, seed=seed
-    )
-    offer(start, f"sampling ({done} passes)")
+    share = None if rest is None else 0.2 * rest / len(rules)
+    order, rule, done = order_by(inst, "priority"), rules[0], 0
+    sampled = -1.0
+    for r in rules:
+        place = scratch()
+        o, start, d = sampling_order(inst, passes=passes, time_limit=share, seed=seed,
+                                     placement=r, place=place)
+        done += d
+        offer(start, place, f"sampling ({d} passes)" + (f" placement={r}" if nodes else ""))
+        if start_value(inst, start) > sampled:
+            order, rule, sampled = o, r, start_value(inst, start)
     rest = left()
+    place = scratch()
     _, start, moves = local_search_order(
         inst, order, iterations=iterations, time_limit=None if rest is None else 0.25 * rest,
-        seed=seed,
+        seed=seed, placement=rule, place=place,
     )
-    offer(start, f"local-search ({moves} moves)")
+    offer(start, place, f"local-search ({moves} moves)" + (f" placement={rule}" if nodes else ""))
     assert best_start is not None
     windows = improved = 0
     if lns_rounds > 0:
+        place = None if best_place is None else best_place.copy()
         start, windows, improved = lns_improve(
-            inst, best_start, time_limit=left(), rounds=lns_rounds, seed=seed
+            inst, best_start, time_limit=left(), rounds=lns_rounds, seed=seed, place=place
         )
-        offer(start, f"lns ({improved} windows improved)")
+        offer(start, place, f"lns ({improved} windows improved)")
     logger.debug("best: %s, value %.6g", best_name, best_val)
+    params = {"time_limit": time_limit, "passes": passes, "iterations": iterations,
+              "lns_rounds": lns_rounds, "seed": seed}
+    if nodes:
+        params["placement"] = placement
     return finish(
-        inst, "best", best_start, reservation="curve", started_at=t0,
-        params={"time_limit": time_limit, "passes": passes, "iterations": iterations,
-                "lns_rounds": lns_rounds, "seed": seed},
+        inst, "best", best_start, reservation="curve", started_at=t0, params=params,
+        place=best_place,
         message=(f"from {best_name}; sampling {done} passes, local search {moves} moves, "
                  f"lns {windows} windows ({improved} improved)"),
     )

@@ -13,9 +13,7 @@ import dataclasses
 import time
 from typing import Any
 
-import heuristics
 import milp
-from heuristics.placement import PLACEMENTS
 from instances import Instance, Result
 from milp.progress import Progress
 
@@ -34,17 +32,13 @@ WARM_START_BUDGET = 10.0
 def warm_start_schedule(inst: Instance, time_limit: float) -> Result | None:
     """The ``best`` heuristic's result within ``min(10 s, 10% of time_limit)``.
 
-    ``None`` when ``time_limit`` leaves no time (``<= 0``).
+    On an instance with nodes too: ``best`` places every candidate on the
+    nodes (all placement rules). ``None`` when ``time_limit`` leaves no time
+    (``<= 0``).
     """
     if time_limit <= 0:
         return None
     return best(inst, time_limit=min(WARM_START_BUDGET, WARM_START_SHARE * time_limit))
-
-
-def _on_nodes_warm_start(inst: Instance) -> Result:
-    """The best ``list`` schedule over the placement rules (instances with nodes)."""
-    runs = [heuristics.solve(inst, "list", placement=rule) for rule in PLACEMENTS]
-    return max(runs, key=lambda r: r.value)
 
 
 def solve_milp(
@@ -76,6 +70,8 @@ def solve_milp(
         start; HiGHS backend). ``None`` (default): on when ``threads == 2``,
         where it gave a better worst gap than a second HiGHS worker on the
         medium family (``docs/milp.md``); above two threads HiGHS gets them all.
+        Off on an instance with nodes (the node model takes no incumbent
+        hooks; the warm start's ``best`` runs the node LNS before it).
     backend
         As for :func:`milp.solve`.
     progress
@@ -105,10 +101,9 @@ def solve_milp(
         if isinstance(warm_start, str) and warm_start == "auto":
             if bar is not None:
                 bar.set_phase("warm start")
-            ws = warm_start_schedule(inst, time_limit) if inst.nodes is None else (
-                _on_nodes_warm_start(inst) if time_limit > 0 else None)
+            ws = warm_start_schedule(inst, time_limit)
         on = (threads == 2 if lns_helper is None else lns_helper) and backend == "highs"
-        on = on and inst.nodes is None  # the LNS windows are flat sub-instances
+        on = on and inst.nodes is None  # the node model takes no incumbent hooks
         hooks = LNSHelper(seed=int(params.get("seed", 0))) if on and ws is not None else None
         res = milp.solve(
             inst, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)), threads=threads,

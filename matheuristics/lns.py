@@ -11,6 +11,13 @@ no :class:`~instances.Schedule` and no run of the checker inside it (a
 window's answer is tested against its formulation's rows,
 :meth:`milp.Formulation.feasible`); :func:`lns` checks what it returns with
 :func:`instances.evaluate`, once.
+
+On an instance with nodes the search carries the placement array beside the
+start array (``Schedule.to_placement_array``'s form). A window keeps the
+nodes (:func:`node_window`): the fixed jobs' GPUs leave the pool as above
+and, on the nodes they run on, are withheld per node and slot (the
+``reserved`` option of :func:`milp.nodes.build_nodes`), and the window is
+solved with the node model, its answer tested against that model's rows.
 """
 
 from __future__ import annotations
@@ -19,19 +26,22 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 import milp
 from heuristics._core import finish, start_value
+from heuristics.placement import PLACEMENTS, check_placement, lexicographic_subset, new_place
 from heuristics.rules import order_by
 from heuristics.search import local_search_order, sampling_order
 from instances import Instance, Job, Result, Service, Status
 from milp.highs import lp_solution
+from milp.nodes import NodeFormulation, build_nodes, solve_highs_nodes
 
 __all__ = [
-    "guided_instance", "lns", "lns_improve", "lp_guide", "nearby_jobs", "sub_instance",
-    "window_jobs",
+    "guided_instance", "lns", "lns_improve", "lp_guide", "nearby_jobs", "node_rows_hold",
+    "node_window", "place_window", "sub_instance", "window_jobs",
 ]
 
 logger = logging.getLogger(__name__)
@@ -70,6 +80,42 @@ def sub_instance(
                    jobs, inst.slot_hours)
     warm = np.where(run[freed], start[freed] - a, -1).astype(np.int64)
     return sub, warm
+
+
+def node_window(
+    inst: Instance, start: np.ndarray, place: np.ndarray, a: int, b: int, freed: np.ndarray
+) -> tuple[Instance, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`sub_instance` on nodes: the window keeps the nodes, the fixed jobs hold theirs.
+
+    ``place`` is the placement array of ``start``. The sub-instance is the
+    one of :func:`sub_instance` (the fixed jobs' GPUs out of the pool) with
+    ``inst``'s nodes; ``reserved[k, t - a]`` is what the fixed jobs running
+    at ``t`` hold on node ``k`` (a one-node job its ``g_j``, a multi-node
+    job each of its nodes in full), for :func:`milp.nodes.build_nodes`.
+
+    Returns
+    -------
+    tuple
+        ``(sub, warm, warm_place, reserved)``: the sub-instance, the freed
+        jobs' current starts and placements (shifted by ``a``; arrays of
+        the sub-instance) and the ``(num_nodes, b - a)`` withheld GPUs.
+    """
+    flat, warm = sub_instance(inst, start, a, b, freed)
+    sub = flat.replace(nodes=inst.nodes)
+    keep = start >= 0
+    keep[freed] = False
+    fixed = np.flatnonzero(keep)
+    rows, cols = np.nonzero(place[fixed] >= 0)
+    job = fixed[rows]
+    node = place[job, cols]
+    held = np.where(inst.multi_node[job], inst.node_gpus[node], inst.gpus[job])
+    K, T = inst.num_nodes, inst.horizon
+    diff = np.zeros((K, T + 1), dtype=np.int64)
+    np.add.at(diff, (node, start[job]), held)
+    np.add.at(diff, (node, start[job] + inst.durations[job]), -held)
+    reserved = np.cumsum(diff, axis=1)[:, a:b]
+    warm_place = np.where(warm[:, None] >= 0, place[freed, : sub.max_span], -1)
+    return sub, warm, warm_place.astype(np.int64), reserved
 
 
 def window_jobs(
@@ -180,10 +226,16 @@ def lns_improve(
     guide: np.ndarray | None = None,
     escape_rounds: int = 120,
     escape_weight: float = 0.5,
+    place: np.ndarray | None = None,
 ) -> tuple[np.ndarray, int, int]:
     """Improve a feasible ``curve`` start array by window re-solves.
 
-    Returns ``(start, rounds_done, rounds_improved)``. Two rounds in three
+    Returns ``(start, rounds_done, rounds_improved)``. On an instance with
+    nodes, ``place`` is required: the placement array of ``start``
+    (``Schedule.to_placement_array``'s form), overwritten with the placement
+    of the returned start array; each window is then solved by the node
+    model (:func:`node_window`), and ``exchange`` is refused (the node
+    model takes no incumbent hooks). Two rounds in three
     free the jobs of a time window (:func:`window_jobs`, keeping a ``share``
     of the room for not-run jobs) of ``window`` slots
     (by default drawn each round: a quarter or a third of the horizon, never
@@ -231,11 +283,25 @@ def lns_improve(
     Every window stays on arrays: its formulation is solved by
     :func:`milp.solve_arrays` from the freed jobs' starts, and its answer is
     kept only if it satisfies the formulation (:meth:`milp.Formulation.feasible`);
-    the returned start array is not checked here (the caller checks what it
+    on nodes, :func:`milp.nodes.solve_highs_nodes` from their starts and
+    placements, the answer kept only if it satisfies the node model's rows.
+    The returned start array is not checked here (the caller checks what it
     reports, e.g. :func:`lns` through ``finish``).
     """
     t0 = time.perf_counter()
     T = inst.horizon
+    on_nodes = inst.has_nodes
+    cur_place = np.zeros((inst.num_jobs, 0), dtype=np.int64)  # the placement (nodes only)
+    if on_nodes:
+        if place is None:
+            raise ValueError(f"place: required for instance {inst.name!r}, which has nodes")
+        if np.shape(place) != (inst.num_jobs, inst.max_span):
+            raise ValueError(f"place: expected shape {(inst.num_jobs, inst.max_span)}, "
+                             f"got {np.shape(place)}")
+        if exchange is not None:
+            raise ValueError("exchange: not available on an instance with nodes "
+                             "(the node model takes no incumbent hooks)")
+        cur_place = np.array(place, dtype=np.int64)
     if inst.num_jobs == 0:
         return start, 0, 0
     pmax = int(inst.durations.max())
@@ -256,7 +322,7 @@ def lns_improve(
             raise ValueError(f"escape_weight: must be in (0, 1], got {escape_weight!r}")
     work = inst  # the instance the windows see: ``inst``, or a guided one during an escape
     escape = 0  # rounds left in an escape (its guided part, then its real part); 0: none
-    left_at: tuple[np.ndarray, float] | None = None  # the schedule an escape left, its value
+    left_at: tuple[np.ndarray, float, np.ndarray] | None = None  # an escape left: start, value, place
     for k in range(rounds):
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
         if left is not None and left <= 0.25:  # keep room for the last solve's overhead
@@ -272,12 +338,12 @@ def lns_improve(
                 logger.debug("lns: escape ends at round %d with %.6g (left %.6g)",
                              k, now, left_at[1])
                 if now <= left_at[1] + 1e-9:
-                    start = left_at[0]
+                    start, cur_place = left_at[0], left_at[2]
                 work, escape, left_at, stall = inst, 0, None, 0
         elif guide is not None and stall_rounds and stall >= stall_rounds:
             guided = guided_instance(inst, start, guide, escape_weight)
             if guided is not None:
-                work, left_at = guided, (start.copy(), start_value(inst, start))
+                work, left_at = guided, (start.copy(), start_value(inst, start), cur_place.copy())
                 escape, stall = escape_rounds + escape_rounds // 2, 0
                 logger.debug("lns: escape at round %d from %.6g", k, left_at[1])
         if exchange is not None and left_at is None:
@@ -295,12 +361,19 @@ def lns_improve(
             a = int(rng.integers(0, T - W + 1))
             b = a + W
             freed = window_jobs(inst, start, a, b, size * boost, rng, share=share)
-        sub, warm = sub_instance(work, start, a, b, freed)
         done += 1
-        if sub.num_jobs == 0:
+        if freed.size == 0:
             continue
         tl = sub_time_limit * boost if left is None else min(sub_time_limit * boost, left - 0.2)
-        status, new, note = _solve_window(sub, warm, tl)
+        if on_nodes:
+            sub, warm, warm_place, reserved = node_window(work, start, cur_place, a, b, freed)
+            status, new, new_place, note = _solve_node_window(
+                sub, reserved, warm, warm_place, tl,
+                float(work.job_values[freed][start[freed] >= 0].sum()))
+        else:
+            sub, warm = sub_instance(work, start, a, b, freed)
+            status, new, note = _solve_window(sub, warm, tl)
+            new_place = None
         if status is None:
             logger.info("lns: window [%d, %d) skipped: %s", a, b, note)
             continue
@@ -308,6 +381,11 @@ def lns_improve(
         value = before if new is None else start_value(sub, new)
         if new is not None and value >= before - 1e-9:  # ties too: a new placement of equal value
             start[freed] = np.where(new >= 0, new + a, -1)
+            if on_nodes:
+                assert new_place is not None
+                rows = np.full((freed.size, cur_place.shape[1]), -1, dtype=np.int64)
+                rows[:, : new_place.shape[1]] = np.where(new[:, None] >= 0, new_place, -1)
+                cur_place[freed] = rows
             better = value > before + 1e-9
             improved += better
             stall = 0 if better else stall + 1
@@ -319,7 +397,10 @@ def lns_improve(
                 and work is inst):
             break
     if left_at is not None and start_value(inst, start) <= left_at[1] + 1e-9:
-        start = left_at[0]  # an escape still under way: the schedule it left
+        start, cur_place = left_at[0], left_at[2]  # an escape still under way: the one it left
+    if on_nodes:
+        assert place is not None
+        place[:] = cur_place
     return start, done, improved
 
 
@@ -351,6 +432,113 @@ def _solve_window(
     return raw.status, raw.start, ""
 
 
+def place_window(
+    sub: Instance, reserved: np.ndarray, start: np.ndarray, keep: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """A placement of every run job of ``start`` on what ``reserved`` leaves of the nodes, or ``None``.
+
+    Greedy, in order of start (larger jobs first at equal starts): a job keeps
+    its row of ``keep`` (a placement array) when it is there and still has
+    room, else a one-node job takes the node with the least room left over
+    its run (best fit), a multi-node job the lexicographically smallest set
+    of nodes wholly free over its run. ``None`` when some job finds no room
+    (the greedy is not complete: a placement may exist all the same). The
+    pool is not looked at (the start array must respect it already).
+    """
+    sizes = sub.node_gpus
+    free = sizes[:, None] - np.asarray(reserved, dtype=np.int64)
+    place = np.full((sub.num_jobs, sub.max_span), -1, dtype=np.int64)
+    g, p = sub.gpus, sub.durations
+    run = np.flatnonzero(start >= 0)
+    for j in run[np.lexsort((run, -g[run], start[run]))].tolist():
+        w = slice(int(start[j]), int(start[j] + p[j]))
+        room = free[:, w].min(axis=1)
+        if sub.multi_node[j]:
+            whole = np.flatnonzero(room == sizes)
+            old = [] if keep is None else [int(k) for k in keep[j] if k >= 0]
+            if old and set(old) <= set(whole.tolist()) and int(sizes[old].sum()) == g[j]:
+                nodes = old
+            else:
+                pick = lexicographic_subset(sizes[whole].tolist(), int(g[j]))
+                if not pick:
+                    return None
+                nodes = whole[pick].tolist()
+            free[nodes, w] -= sizes[nodes][:, None]
+        else:
+            k = -1 if keep is None else int(keep[j, 0])
+            if k < 0 or room[k] < g[j]:
+                ok = np.flatnonzero(room >= g[j])
+                if ok.size == 0:
+                    return None
+                k = int(ok[np.argmin(room[ok])])
+            nodes = [k]
+            free[k, w] -= g[j]
+        place[j, : len(nodes)] = nodes
+    return place
+
+
+def _solve_node_window(
+    sub: Instance, reserved: np.ndarray, warm: np.ndarray, warm_place: np.ndarray,
+    time_limit: float, before: float,
+) -> tuple[Status | None, np.ndarray | None, np.ndarray | None, str]:
+    """:func:`_solve_window` on nodes, on arrays; ``before`` is the value of ``warm``.
+
+    The window's flat model (its nodes dropped: a relaxation) is solved
+    first, within half of ``time_limit``; when its answer can be placed on
+    the nodes (:func:`place_window`) it is the answer, and it is optimal for
+    the node window when it is for the flat one. When it cannot be placed,
+    and the flat optimum does not beat ``before`` (so neither can the node
+    one), the window is left as it is; otherwise the node model with
+    ``reserved`` withheld is solved from ``warm`` with the time left.
+
+    Returns ``(status, start, place, note)``, ``place`` the placement array
+    of ``start`` (both of ``sub``).
+    """
+    t0 = time.perf_counter()
+    status, new, _ = _solve_window(sub.replace(nodes=None), warm, 0.5 * time_limit)
+    if status is not None and new is not None:
+        value = start_value(sub, new)
+        if value >= before - 1e-9:
+            placed = place_window(sub, reserved, new, warm_place)
+            if placed is not None:
+                return status, new, placed, ""
+            if status == Status.OPTIMAL and value <= before + 1e-9:
+                return status, warm, warm_place, ""
+    time_limit = max(0.0, time_limit - (time.perf_counter() - t0))
+    try:
+        form = build_nodes(sub, reserved=reserved)
+    except ValueError as e:  # e.g. a model over the column cap
+        return None, None, None, str(e)
+    if form.num_x == 0:  # no freed job can run in the window: nothing changes
+        return Status.OPTIMAL, warm, warm_place, ""
+    try:
+        raw = solve_highs_nodes(form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
+                                mip_gap=1e-4, threads=1, warm_start=(warm, warm_place),
+                                root_lp=False)
+    except ValueError as e:  # a warm start the model has no column for (a bug upstream)
+        logger.warning("lns: window %s: %s", sub.name, e)
+        return None, None, None, str(e)
+    if raw.status in (Status.ERROR, Status.INFEASIBLE):
+        return None, None, None, raw.message
+    if raw.start is None or raw.place is None:
+        return raw.status, None, None, ""
+    if not node_rows_hold(form, raw.start, raw.place):
+        logger.warning("lns: window %s: the solver's answer violates its model", sub.name)
+        return None, None, None, "the solver's answer violates the window's model"
+    return raw.status, raw.start, raw.place, ""
+
+
+def node_rows_hold(form: NodeFormulation, start: np.ndarray, place: np.ndarray) -> bool:
+    """Whether a schedule's arrays are a point of the node model: columns exist, rows hold."""
+    try:
+        x = form.encode(start, place)
+    except ValueError:
+        return False
+    ax = form.A @ x
+    tol = 1e-6
+    return bool(np.all(ax <= form.row_upper + tol) and np.all(ax >= form.row_lower - tol))
+
+
 def lns(
     inst: Instance,
     *,
@@ -363,6 +551,7 @@ def lns(
     iterations: int = 1000,
     seed: int = 0,
     guided: bool = True,
+    placement: str | None = None,
 ) -> Result:
     """LNS with exact window re-solves, from a sampled and locally improved list.
 
@@ -373,6 +562,13 @@ def lns(
     jobs, ``sub_time_limit`` seconds each). Deterministic for a seed when
     every window MILP is solved to optimality within its limit.
 
+    On an instance with nodes, sampling and local search place jobs by
+    ``placement`` (:data:`heuristics.placement.PLACEMENTS`); ``None``
+    (default) samples with each rule in turn (``passes`` each, the quarter of
+    the time shared) and goes on with the best one's rule. The windows are
+    solved by the node model (see :func:`lns_improve`). Ignored on a flat
+    instance (a known rule name is still required).
+
     ``guided`` (default): when ``rounds`` leaves room for a stall and a
     whole escape after it (more than 40 + 120 + 60 = 220; not with the
     default 50), the LNS gets the LP relaxation's run masses as ``guide``
@@ -380,12 +576,21 @@ def lns(
     escapes from a stall as :func:`lns_improve` says.
     """
     t0 = time.perf_counter()
+    if placement is not None:
+        check_placement(placement)
     q = None if time_limit is None else 0.25 * time_limit
+    rules = (placement or "first-fit",) if not inst.has_nodes or placement else PLACEMENTS
+    order, rule = order_by(inst, "priority"), rules[0]
     if passes > 0:
-        order, _, _ = sampling_order(inst, passes=passes, time_limit=q, seed=seed)
-    else:
-        order = order_by(inst, "priority")
-    _, start, _ = local_search_order(inst, order, iterations=iterations, time_limit=q, seed=seed)
+        best_val = -1.0
+        for r in rules:
+            o, st, _ = sampling_order(inst, passes=passes, time_limit=None if q is None
+                                      else q / len(rules), seed=seed, placement=r)
+            if start_value(inst, st) > best_val:
+                order, rule, best_val = o, r, start_value(inst, st)
+    place = new_place(inst) if inst.has_nodes else None
+    _, start, _ = local_search_order(inst, order, iterations=iterations, time_limit=q, seed=seed,
+                                     placement=rule, place=place)
     guide = None
     if guided and rounds > 220:  # a stall (40 rounds) and a whole escape (120 + 60)
         left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))
@@ -393,12 +598,17 @@ def lns(
     left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))
     start, done, improved = lns_improve(
         inst, start, time_limit=left, rounds=rounds, window=window, max_jobs=max_jobs,
-        sub_time_limit=sub_time_limit, seed=seed, guide=guide,
+        sub_time_limit=sub_time_limit, seed=seed, guide=guide, place=place,
     )
+    params: dict[str, Any] = {
+        "time_limit": time_limit, "rounds": rounds, "window": window, "max_jobs": max_jobs,
+        "sub_time_limit": sub_time_limit, "passes": passes, "iterations": iterations,
+        "seed": seed, "guided": guided,
+    }
+    if inst.has_nodes:
+        params["placement"] = placement
     return finish(
-        inst, "lns", start, reservation="curve", started_at=t0,
-        params={"time_limit": time_limit, "rounds": rounds, "window": window,
-                "max_jobs": max_jobs, "sub_time_limit": sub_time_limit, "passes": passes,
-                "iterations": iterations, "seed": seed, "guided": guided},
-        message=f"{done} windows, {improved} improved" + ("" if guide is None else ", LP-guided"),
+        inst, "lns", start, reservation="curve", started_at=t0, params=params, place=place,
+        message=(f"{done} windows, {improved} improved" + ("" if guide is None else ", LP-guided")
+                 + (f", placement {rule}" if inst.has_nodes else "")),
     )

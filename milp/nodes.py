@@ -7,7 +7,8 @@ set of whole nodes whose GPUs sum to exactly ``g_j``. Rows:
 * assignment: each job runs at most once (``sum x <= 1``);
 * node capacity, per node and slot: the batch GPUs placed there (``g_j`` for
   a one-node job, the node's GPUs for a multi-node job) at most the node's
-  GPUs;
+  GPUs, less what ``reserved`` withholds there (:func:`build_nodes`: jobs
+  kept fixed outside the model, as in the LNS windows);
 * pool, per slot: ``sum_j g_j x <= G - sum_s d_s[t]`` (inference is served by
   any free GPU);
 * the rounded pool and node rows of :func:`milp.formulation.rounded_coefficients`
@@ -91,15 +92,18 @@ ROW_ASSIGN, ROW_CAPACITY, ROW_ROUNDED, ROW_SYM_SUM, ROW_SYM = 0, 1, 2, 3, 4
 """Row kinds in :attr:`NodeFormulation.row_kind`."""
 
 
-def node_classes(inst: Instance) -> tuple[np.ndarray, ...]:
+def node_classes(inst: Instance, reserved: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """Positions of the nodes of each class of identical nodes (equal GPUs), ascending.
 
-    Classes are ordered by their first node's position.
+    With ``reserved`` (GPUs withheld per node and slot, see :func:`build_nodes`)
+    nodes are identical only when their withheld rows are equal too. Classes
+    are ordered by their first node's position.
     """
     sizes = inst.node_gpus
-    seen: dict[int, list[int]] = {}
+    seen: dict[tuple[int, bytes], list[int]] = {}
     for k, m in enumerate(sizes.tolist()):
-        seen.setdefault(int(m), []).append(k)
+        row = b"" if reserved is None else np.ascontiguousarray(reserved[k]).tobytes()
+        seen.setdefault((int(m), row), []).append(k)
     return tuple(np.array(v, dtype=np.int64) for v in seen.values())
 
 
@@ -328,6 +332,7 @@ def build_nodes(
     symmetry: str = "fix",
     rounding: Sequence[int] = DEFAULT_ROUNDING,
     max_placements: int = DEFAULT_MAX_PLACEMENTS,
+    reserved: np.ndarray | None = None,
 ) -> NodeFormulation:
     """Build the node MILP of an instance with nodes as arrays.
 
@@ -343,6 +348,16 @@ def build_nodes(
         Divisors of the rounded capacity rows (as :func:`milp.build`).
     max_placements
         Largest number of whole-node sets of one multi-node job.
+    reserved
+        ``(num_nodes, horizon)`` integers: GPUs of each node withheld in each
+        slot (``0 <= reserved[k, t] <= gpus_k``), for jobs kept
+        fixed outside the model, as in the windows of
+        :func:`matheuristics.lns.lns_improve`. Node ``k`` then offers
+        ``gpus_k - reserved[k, t]`` at ``t``: a one-node job's column needs
+        that much room over its run, a multi-node job's nodes must be
+        withheld nowhere over its run, and nodes are identical for the
+        symmetry handling only with equal rows. ``None``: nothing withheld.
+        The pool's own capacity stays the instance's ``G - sum_s d_s[t]``.
 
     Raises
     ------
@@ -361,6 +376,7 @@ def build_nodes(
         raise ValueError(f"rounding: must be a sequence of integers >= 2, got {rounding!r}")
     T, K, n_jobs = inst.horizon, inst.num_nodes, inst.num_jobs
     sizes = inst.node_gpus
+    residual = _residual(inst, reserved)
     job_places = job_placements(inst, max_placements)
     placements: list[tuple[int, ...]] = [(k,) for k in range(K)]
     place_id: dict[tuple[int, ...], int] = {q: k for k, q in enumerate(placements)}
@@ -407,9 +423,14 @@ def build_nodes(
     col_job = np.concatenate(cj) if cj else np.zeros(0, dtype=np.int64)
     col_start = np.concatenate(cs) if cs else np.zeros(0, dtype=np.int64)
     col_place = np.concatenate(cp) if cp else np.zeros(0, dtype=np.int64)
+    dropped_reserved = 0
+    if reserved is not None and col_job.size:
+        keep = _fits_residual(inst, residual, col_job, col_start, place_nodes[col_place])
+        dropped_reserved = int(col_job.size - keep.sum())
+        col_job, col_start, col_place = col_job[keep], col_start[keep], col_place[keep]
 
     # class of each node, rank inside it
-    classes = node_classes(inst)
+    classes = node_classes(inst, reserved)
     node_class = np.zeros(K, dtype=np.int64)
     node_rank = np.zeros(K, dtype=np.int64)
     for ci, members in enumerate(classes):
@@ -459,7 +480,7 @@ def build_nodes(
     e_key.append(K * T + t)
     e_coef.append(col_g[idx])
     ent_col, ent_key, ent_coef = (np.concatenate(a) for a in (e_col, e_key, e_coef))
-    cap_key = np.concatenate([np.repeat(sizes, T), cap]).astype(np.int64)
+    cap_key = np.concatenate([residual.reshape(-1), cap]).astype(np.int64)
 
     # largest load a (resource, slot) could see: each job once, over its columns' span
     pair = np.concatenate([col_job[m_col] * (K + 1) + m_node, col_job * (K + 1) + K])
@@ -594,8 +615,9 @@ def build_nodes(
     stats = {
         "build_s": time.perf_counter() - t0,
         "candidate_columns": candidates,
-        "columns_dropped_capacity": int(candidates - n - dropped_fix),
+        "columns_dropped_capacity": int(candidates - n - dropped_fix - dropped_reserved),
         "columns_dropped_symmetry": dropped_fix,
+        "columns_dropped_reserved": dropped_reserved,
         "placements": len(placements),
         "classes": len(classes),
         "capacity_rows": int(np.count_nonzero(kind == ROW_CAPACITY)),
@@ -626,6 +648,46 @@ def build_nodes(
     )
     logger.debug("%s", form.summary())
     return form
+
+
+def _residual(inst: Instance, reserved: np.ndarray | None) -> np.ndarray:
+    """``(K, T)`` GPUs each node offers per slot: its GPUs less ``reserved`` (checked)."""
+    K, T = inst.num_nodes, inst.horizon
+    full = np.repeat(inst.node_gpus[:, None], T, axis=1).astype(np.int64)
+    if reserved is None:
+        return full
+    arr = np.asarray(reserved)
+    if arr.shape != (K, T) or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"reserved: must be integers of shape ({K}, {T}), got "
+                         f"{arr.dtype} of shape {arr.shape}")
+    if arr.size and (arr.min() < 0 or np.any(arr > full)):
+        k, t = np.argwhere((arr < 0) | (arr > full))[0].tolist()
+        raise ValueError(f"reserved: node {k} slot {t} withholds {int(arr[k, t])} GPUs, "
+                         f"not in [0, {int(full[k, t])}]")
+    return full - arr.astype(np.int64)
+
+
+def _fits_residual(
+    inst: Instance, residual: np.ndarray, col_job: np.ndarray, col_start: np.ndarray,
+    nodes: np.ndarray,
+) -> np.ndarray:
+    """Per column: its job alone fits the residual capacity on each of its nodes over its run.
+
+    ``nodes`` is each column's node positions (``-1`` padded). A one-node job
+    needs ``g_j`` GPUs there, a multi-node job each of its nodes in full.
+    """
+    m_col, m_slot = np.nonzero(nodes >= 0)
+    m_node = nodes[m_col, m_slot]
+    job = col_job[m_col]
+    need = np.where(inst.multi_node[job], inst.node_gpus[m_node], inst.gpus[job])
+    lens = inst.durations[job]
+    idx = np.repeat(np.arange(m_col.size, dtype=np.int64), lens)
+    first = np.concatenate([[0], np.cumsum(lens)])[:-1]
+    t = np.arange(idx.size, dtype=np.int64) - np.repeat(first, lens) + col_start[m_col][idx]
+    short = residual[m_node[idx], t] < need[idx]
+    keep = np.ones(col_job.size, dtype=bool)
+    keep[m_col[idx[short]]] = False
+    return keep
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
