@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,6 +176,9 @@ class LagrangianOracle:
 
 
 _KERNEL: list[Any] = []
+
+COLD_LIMIT = 2.0
+"""Searches with a time limit below this (seconds) do not load the compiled kernel."""
 
 
 def _compiled_kernel() -> Any:
@@ -464,7 +467,10 @@ def bound(
         lam.setflags(write=False)
         return Bound(values[k], method, lam, time.perf_counter() - t0, message=note)
 
-    oracle = LagrangianOracle(inst)
+    # loading numba's machine code costs 0.4-2 s in a fresh process: a short search
+    # that would pay it runs the numpy oracle instead (3x slower per call on medium)
+    cold = not _KERNEL and limit is not None and limit < COLD_LIMIT
+    oracle = LagrangianOracle(inst, compiled=False if cold else None)
     if multipliers is not None:
         from instances.lagrangian import check_multipliers
 
@@ -575,13 +581,18 @@ AFTER_SHARE = 0.05
 
 
 def bound_after_solve(inst: Instance, held: HeldBounds, dual: float | None, lp: float | None,
-                      lagrangian: bool | None, time_limit: float) -> None:
+                      lagrangian: bool | None, time_limit: float,
+                      starts: Sequence[np.ndarray | None] = ()) -> None:
     """A short Lagrangian search when the backend left no bound but the sum of values.
 
     It takes at most ``AFTER_SHARE`` of ``time_limit`` (capped at 2 s): none
-    with a limit of 0.
+    with a limit of 0. The best value of ``starts`` (start arrays at hand:
+    the solver's incumbent, the warm start) is its step target, so that the
+    search runs no heuristic of its own.
     """
     budget = min(2.0, AFTER_SHARE * time_limit)
     if (held.lagrangian is None and lagrangian is not False and dual is None and lp is None
             and budget > 0):
-        held.lagrangian = bound(inst, "lagrangian", time_limit=budget)
+        values = [float(inst.job_values[s >= 0].sum()) for s in starts if s is not None]
+        held.lagrangian = bound(inst, "lagrangian", time_limit=budget,
+                                lower=max(values) if values else None)

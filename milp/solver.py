@@ -378,11 +378,16 @@ def solve(
             bar.set_phase("bound")
         form, held = bounds_before_solve(form, ws, time_limit, time.perf_counter() - t0,
                                          lagrangian=lagrangian, fixing=fixing)
+        if held.lagrangian is not None and backend == "highs" and "root_lp" not in params:
+            # the Lagrangian bound is the plain LP's: a separate root LP of a model this
+            # large would take the time of the search and of the LNS (docs/bounds.md)
+            params["root_lp"] = False
         raw = solve_arrays(
             form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)), mip_gap=mip_gap,
             threads=threads, warm_start=ws, backend=backend, progress=bar, hooks=hooks, **params,
         )
-        bound_after_solve(inst, held, raw.dual_bound, raw.lp_bound, lagrangian, time_limit)
+        bound_after_solve(inst, held, raw.dual_bound, raw.lp_bound, lagrangian, time_limit,
+                          (raw.start, *raw.alternatives, ws))
         return _assemble(inst, method, form, raw, ws, source, call, t0, held)
     finally:
         if bar is not None and bar is not progress:
