@@ -63,6 +63,9 @@ def presolve_rules_off(nnz: int, time_limit: float) -> int:
     return PROBING_RULES_OFF if nnz * PROBING_SECONDS_PER_NONZERO > PROBING_SHARE * time_limit else 0
 
 
+WATCHDOG_GRACE_S = 0.5
+"""The search is interrupted through HiGHS's callbacks this long past its time limit."""
+
 _threads_in_use: list[int] = []
 _banner_lock = threading.Lock()
 _banner_done: list[bool] = []
@@ -242,12 +245,15 @@ def solve_highs(
         if progress is not None:
             progress.set_phase("search")
             h.cbMipInterrupt.subscribe(progress.highs_callback(scale))
-        if stop is not None:
-            def interrupt(e: Any) -> None:
-                if stop.is_set():
-                    e.data_in.user_interrupt = True
+        deadline = time.perf_counter() + remaining + WATCHDOG_GRACE_S
 
-            h.cbMipInterrupt.subscribe(interrupt)
+        def interrupt(e: Any) -> None:
+            # HiGHS's own clock is coarse on large models: stop a moment past the limit
+            if (stop is not None and stop.is_set()) or time.perf_counter() > deadline:
+                e.data_in.user_interrupt = True
+
+        h.cbMipInterrupt.subscribe(interrupt)
+        h.cbSimplexInterrupt.subscribe(interrupt)
         if hooks is not None:
             _subscribe_hooks(h, form, hooks)
         h.run()
