@@ -34,6 +34,7 @@ import time
 import tracemalloc
 from typing import Any
 
+import gpusched.dispatch
 import heuristics
 import instances
 import milp
@@ -90,7 +91,8 @@ def measure(inst: instances.Instance, args: argparse.Namespace) -> dict[str, Any
     row["bound_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
     for method in ("lp-ipm", "pdlp"):
-        b = milp.bound(inst, method, time_limit=args.dual_limit)
+        b = milp.bound(inst, method, time_limit=args.dual_limit,
+                       primal=gpusched.dispatch.lagrangian_primal(inst))
         row[method], row[f"{method}_s"], row[f"{method}_msg"] = b.value, b.runtime_s, b.message
     heur = lagrangian_schedule(inst, lam)
     row["lagr_heur"] = heur.value

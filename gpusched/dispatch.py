@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 import heuristics
 import milp
 from instances import Instance, Result
 
-__all__ = ["EXACT_METHODS", "method_names", "solve"]
+__all__ = ["EXACT_METHODS", "lagrangian_primal", "method_names", "solve"]
 
 EXACT_METHODS: dict[str, str] = dict(milp.METHOD_BACKENDS)
 """Exact method name -> ``milp.solve`` backend (:data:`milp.METHOD_NAMES` read backwards)."""
@@ -65,3 +68,17 @@ def _accepts(fn: Any, name: str) -> bool:
         return name in inspect.signature(fn).parameters
     except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
         return False
+
+
+def lagrangian_primal(inst: Instance) -> Callable[[np.ndarray], float]:
+    """A feasible value at given multipliers: the Lagrangian heuristic's schedule.
+
+    The step target :func:`milp.bound` takes as ``primal`` (milp knows no heuristic).
+    """
+    from heuristics._core import start_value
+    from heuristics.lagrangian import lagrangian_starts
+
+    def value_at(lam: np.ndarray) -> float:
+        return float(start_value(inst, lagrangian_starts(inst, lam)[0]))
+
+    return value_at

@@ -15,8 +15,9 @@ this module, rounded up). The methods differ in how they find ``lam``:
 
 A dual that is not exactly optimal still gives a valid bound this way: only
 its value suffers. The target of the step sizes is a feasible value, from
-the Lagrangian heuristic (:mod:`heuristics.lagrangian`) at the current
-multipliers every few iterations, or given by the caller (``lower``).
+a ``primal`` callable given by the caller (a feasible value at the current
+multipliers, e.g. the Lagrangian heuristic of the layer above, every few
+iterations), or a fixed ``lower`` value. This package knows no heuristic.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -203,17 +204,6 @@ def _initial(oracle: LagrangianOracle) -> np.ndarray:
     density = oracle.v / (oracle.g * oracle.p)
     lam[sub < 0] = 0.5 * float(np.median(density))
     return lam
-
-
-def _target_source(inst: Instance) -> Callable[[np.ndarray], float]:
-    """A feasible value at given multipliers: the Lagrangian heuristic's schedule."""
-    from heuristics._core import start_value
-    from heuristics.lagrangian import lagrangian_starts
-
-    def value_at(lam: np.ndarray) -> float:
-        return start_value(inst, lagrangian_starts(inst, lam)[0])
-
-    return value_at
 
 
 @dataclass
@@ -404,6 +394,7 @@ def bound(
     time_limit: float | None = None,
     *,
     lower: float | None = None,
+    primal: Callable[[np.ndarray], float] | None = None,
     max_iter: int = 3000,
     multipliers: Any = None,
     threads: int = 1,
@@ -422,9 +413,13 @@ def bound(
         Wall-clock seconds (``None``: until the search converges or
         ``max_iter``; for the LP methods, no limit).
     lower
-        A known feasible value (the step target); without one the
-        Lagrangian heuristic provides it (every ``heuristic_every``
-        iterations).
+        A known feasible value (the step target); without one, ``primal``
+        provides it every ``heuristic_every`` iterations (0 if neither).
+    primal
+        A feasible value at given multipliers, e.g.
+        :func:`gpusched.dispatch.lagrangian_primal` (the Lagrangian
+        heuristic, from the layer above). It only guides the steps: the
+        bound is ``L`` at the multipliers, whatever ``primal`` returns.
     max_iter
         Largest number of evaluations of ``L`` by the search.
     multipliers
@@ -481,7 +476,7 @@ def bound(
         inst, oracle, deadline=t0 + (limit if limit is not None else math.inf),
         max_iter=max_iter, lower=low if low is not None else 0.0,
         heuristic_every=max(1, int(heuristic_every)), gap_tol=gap_tol,
-        value_at=_target_source(inst) if oracle.has_jobs and low is None else None,
+        value_at=primal if oracle.has_jobs and low is None else None,
     )
     if not oracle.has_jobs:
         search.best_lam, search.stop_reason, iters = np.zeros(inst.horizon), "no job can run", 0
@@ -590,17 +585,13 @@ AFTER_SHARE = 0.05
 
 def bound_after_solve(inst: Instance, held: HeldBounds, dual: float | None, lp: float | None,
                       lagrangian: bool | None, time_limit: float,
-                      starts: Sequence[np.ndarray | None] = ()) -> None:
+                      lower: float | None = None) -> None:
     """A short Lagrangian search when the backend left no bound but the sum of values.
 
     It takes at most ``AFTER_SHARE`` of ``time_limit`` (capped at 2 s): none
-    with a limit of 0. The best value of ``starts`` (start arrays at hand:
-    the solver's incumbent, the warm start) is its step target, so that the
-    search runs no heuristic of its own.
+    with a limit of 0.
     """
     budget = min(2.0, AFTER_SHARE * time_limit)
     if (held.lagrangian is None and lagrangian is not False and dual is None and lp is None
             and budget > 0):
-        values = [float(inst.job_values[s >= 0].sum()) for s in starts if s is not None]
-        held.lagrangian = bound(inst, "lagrangian", time_limit=budget,
-                                lower=max(values) if values else None)
+        held.lagrangian = bound(inst, "lagrangian", time_limit=budget, lower=lower)

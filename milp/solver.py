@@ -388,8 +388,9 @@ def solve(
             form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)), mip_gap=mip_gap,
             threads=threads, warm_start=ws, backend=backend, progress=bar, hooks=hooks, **params,
         )
+        known = [float(inst.job_values[a >= 0].sum()) for a in (raw.start, ws) if a is not None]
         bound_after_solve(inst, held, raw.dual_bound, raw.lp_bound, lagrangian, time_limit,
-                          (raw.start, *raw.alternatives, ws))
+                          lower=max(known) if known else None)
         return _assemble(inst, method, form, raw, ws, source, call, t0, held)
     finally:
         if bar is not None and bar is not progress:

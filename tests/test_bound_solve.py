@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from brute import brute_force, tiny_instance
 
+import heuristics
 import instances
 import milp
 
@@ -23,7 +24,8 @@ def test_fixing_on_medium_never_cuts_below_the_optimum() -> None:
     inst = instances.generate("medium", seed=3)
     exact = milp.solve(inst, time_limit=60, mip_gap=0)
     assert str(exact.status) == "optimal"
-    fixed = milp.solve(inst, time_limit=60, mip_gap=0, fixing=True)
+    fixed = milp.solve(inst, time_limit=60, mip_gap=0, fixing=True,
+                       warm_start=heuristics.solve(inst, "list"))
     assert fixed.value == pytest.approx(exact.value, rel=1e-9)
     assert fixed.upper_bound >= exact.value - 1e-6
     assert "reduced-cost fixing removed" in fixed.message

@@ -37,7 +37,9 @@ def cmd_bound(args: argparse.Namespace) -> int:
     if args.time_limit is not None and not (args.time_limit >= 0 and math.isfinite(args.time_limit)):
         raise ValueError(f"--time-limit: must be a finite number >= 0, got {args.time_limit}")
     inst = instances.load(args.instance)
-    b = milp.bound(inst, args.method, time_limit=args.time_limit)
+    from gpusched.dispatch import lagrangian_primal
+
+    b = milp.bound(inst, args.method, time_limit=args.time_limit, primal=lagrangian_primal(inst))
     if args.output:
         instances.save_bound(b.certificate(inst), args.output)
     if args.json:
