@@ -2,8 +2,9 @@
 
 :func:`heuristics.lagrangian.lagrangian_schedule` turns slot prices into a
 schedule but does not find them (heuristics do not import the MILP); this
-method finds them with :func:`milp.bound` (the Volume search) within most
-of its budget, decodes the schedule at the final multipliers and returns it
+method finds them with :func:`milp.bound` (the Volume search, the
+heuristic's values its step target), decodes the schedule at the final
+multipliers, keeps the best one the search saw if better, and returns it
 with the bound those multipliers certify, so one call gives a schedule and
 its certified gap.
 """
@@ -13,8 +14,10 @@ from __future__ import annotations
 import dataclasses
 import time
 
+import numpy as np
+
 import milp
-from heuristics._core import finish
+from heuristics._core import finish, start_value
 from heuristics.lagrangian import lagrangian_starts
 from instances import Instance, Result
 
@@ -52,10 +55,22 @@ def lagrangian(inst: Instance, *, time_limit: float | None = 10.0, lower: float 
     t0 = time.perf_counter()
     if inst.nodes is not None:
         raise ValueError(f"inst: the lagrangian method places no nodes ({inst.name!r} has nodes)")
+    seen: list[tuple[float, np.ndarray, str]] = []
+
+    def primal(lam: np.ndarray) -> float:
+        """The heuristic at the search's multipliers: the step target, and a candidate."""
+        start, order = lagrangian_starts(inst, lam)
+        value = float(start_value(inst, start))
+        if not seen or value > seen[0][0]:
+            seen[:] = [(value, start, f"{order}, during the search")]
+        return value
+
     b = bound if bound is not None else milp.bound(inst, "lagrangian", time_limit=time_limit,
-                                                   lower=lower)
+                                                   lower=lower, primal=primal)
     assert b.multipliers is not None  # the Volume search always has some
     start, order = lagrangian_starts(inst, b.multipliers)
+    if seen and seen[0][0] > start_value(inst, start):
+        _, start, order = seen[0]
     res = finish(
         inst, "lagrangian", start, reservation="curve", started_at=t0,
         params={"time_limit": time_limit},
