@@ -19,7 +19,7 @@ from .formulation import Formulation
 from .progress import Progress
 
 __all__ = [
-    "PROBING_SECONDS_PER_NONZERO", "ROOT_LP_SHARE", "STATUS", "lp_relaxation", "lp_solution",
+    "PRESOLVE_SECONDS_PER_NONZERO", "PROBING_SECONDS_PER_NONZERO", "ROOT_LP_SHARE", "STATUS", "lp_relaxation", "lp_solution",
     "pass_model", "presolve_rules_off", "silence_banner", "solve_highs",
 ]
 
@@ -45,6 +45,15 @@ measured on the loaded machine, docs/bounds.md)."""
 
 PROBING_SHARE = 0.25
 """Probing runs only when its estimated cost is at most this share of the MIP's time."""
+
+PRESOLVE_SECONDS_PER_NONZERO = 1e-5
+"""A pessimistic cost of HiGHS's whole MIP presolve per nonzero, probing off (large,
+10,000 jobs, 10 million nonzeros: 28-94 s measured, nothing reduced; with presolve off
+HiGHS's setup took 230 s against a 30 s limit; docs/bounds.md)."""
+
+PRESOLVE_SHARE = 0.75
+"""The MIP search runs only when its presolve's estimated cost is at most this share of
+the time left; otherwise HiGHS is not run and the incumbent hooks (the LNS) get the time."""
 
 PROBING_RULES_OFF = 2**15 + 2**16
 """HiGHS ``presolve_rule_off`` bits of probing (rule 15) and enumeration (rule 16)."""
@@ -192,7 +201,9 @@ def solve_highs(
         it may take :data:`ROOT_LP_SHARE` of ``time_limit`` and its time
         counts against it). The MIP's presolve runs without probing when the
         time left is short for the model (:func:`presolve_rules_off`), unless
-        ``presolve_rule_off`` is given.
+        ``presolve_rule_off`` is given, and not at all when even that would
+        take more than half of it (:data:`PRESOLVE_SECONDS_PER_NONZERO`),
+        unless ``presolve`` is given.
     seed
         HiGHS ``random_seed``.
     stop
@@ -228,6 +239,16 @@ def solve_highs(
         if remaining <= 0.0:
             started = False  # _no_search stops the hooks
             return _no_search(form, lp_bound, hooks, "HiGHS: time limit reached in the root LP")
+        if form.nnz * PRESOLVE_SECONDS_PER_NONZERO > PRESOLVE_SHARE * remaining:
+            # HiGHS's MIP presolve does not look at the clock (and without presolve its setup
+            # does not either): it would outlast the limit. The hooks get the time instead.
+            end = time.perf_counter() + remaining - 0.3
+            while time.perf_counter() < end and not (stop is not None and stop.is_set()):
+                time.sleep(min(0.2, max(0.0, end - time.perf_counter())))
+            started = False
+            return _no_search(form, lp_bound, hooks,
+                              f"HiGHS: not run, its presolve of {form.nnz} nonzeros would "
+                              f"outlast the {remaining:.0f} s left")
         h.setOptionValue("time_limit", remaining)
         h.setOptionValue("mip_rel_gap", float(mip_gap))
         h.setOptionValue("random_seed", int(seed))

@@ -85,3 +85,19 @@ def test_milp_solve_holds_a_given_bound() -> None:
     wrong = milp.bound(instances.generate("small", seed=0), time_limit=0.2)
     with pytest.raises(ValueError, match="lagrangian"):
         milp.solve(inst, time_limit=3, lagrangian=wrong)
+
+
+def test_pyproject_names_the_lagrangian_method_as_an_entry_point() -> None:
+    """The entry point line (the installed metadata follows it on the next install)."""
+    import importlib
+    import tomllib
+    from pathlib import Path
+
+    from heuristics import MethodSpec
+
+    meta = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    eps = meta["project"]["entry-points"]["gpusched.methods"]
+    assert eps["lagrangian"] == "matheuristics:LAGRANGIAN_METHOD"
+    module, _, name = eps["lagrangian"].partition(":")
+    spec = getattr(importlib.import_module(module), name)
+    assert isinstance(spec, MethodSpec)
