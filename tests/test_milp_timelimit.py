@@ -71,31 +71,33 @@ def test_an_explicit_presolve_mask_is_kept(monkeypatch) -> None:
     assert seen["values"] == [0]
 
 
+class Hooks:
+    """Incumbent hooks that do nothing but count."""
+
+    def __init__(self) -> None:
+        self.stopped = 0
+
+    def start(self, form, start, time_limit):
+        self.start_array = start
+
+    def incumbent(self, start):
+        pass
+
+    def offer(self):
+        return None
+
+    def stop(self):
+        self.stopped += 1
+
+    def best(self):
+        return self.start_array
+
+    def summary(self):
+        return "stub hooks"
+
+
 def test_no_time_left_after_the_root_lp_stops_the_hooks(monkeypatch) -> None:
     """With nothing left for the search the hooks are stopped and their best kept."""
-
-    class Hooks:
-        def __init__(self) -> None:
-            self.stopped = 0
-
-        def start(self, form, start, time_limit):
-            self.start_array = start
-
-        def incumbent(self, start):
-            pass
-
-        def offer(self):
-            return None
-
-        def stop(self):
-            self.stopped += 1
-
-        def best(self):
-            return self.start_array
-
-        def summary(self):
-            return "stub hooks"
-
     inst = instances.generate("small", seed=0)
     form = milp.build(inst)
 
@@ -111,3 +113,19 @@ def test_no_time_left_after_the_root_lp_stops_the_hooks(monkeypatch) -> None:
     assert hooks.stopped == 1
     assert raw.status is instances.Status.TIME_LIMIT and raw.start is None
     assert len(raw.alternatives) == 1 and "stub hooks" in raw.message
+
+
+def test_a_model_too_large_for_presolve_gives_the_time_to_the_hooks(monkeypatch) -> None:
+    monkeypatch.setattr(highs, "PRESOLVE_SECONDS_PER_NONZERO", 1.0)  # every model "too large"
+    inst = instances.generate("small", seed=0)
+    form = milp.build(inst)
+    hooks = Hooks()
+    ws = np.full(inst.num_jobs, -1, dtype=np.int64)
+    t = time.perf_counter()
+    raw = highs.solve_highs(form, time_limit=1.0, mip_gap=1e-4, threads=1, warm_start=ws,
+                            progress=None, hooks=hooks, root_lp=False)
+    wall = time.perf_counter() - t
+    assert 0.5 <= wall <= 1.0 + SLACK_S  # the hooks had the time, and no more
+    assert hooks.stopped == 1 and raw.dual_bound is None and "not run" in raw.message
+    res = milp.solve(inst, time_limit=1.0, warm_start=ws)  # still a checked answer, bounded
+    assert res.upper_bound is not None and res.upper_bound >= res.value
