@@ -101,3 +101,17 @@ def test_pyproject_names_the_lagrangian_method_as_an_entry_point() -> None:
     module, _, name = eps["lagrangian"].partition(":")
     spec = getattr(importlib.import_module(module), name)
     assert isinstance(spec, MethodSpec)
+
+
+def test_solve_milp_at_scale_offers_the_lagrangian_heuristic(monkeypatch) -> None:
+    """At scale the warm start is the better of best and the Lagrangian heuristic, and the
+    bound found for it is the one milp.solve holds (not searched again)."""
+    import matheuristics
+    from matheuristics import exact
+
+    monkeypatch.setattr(exact, "SCALE_JOBS", 1)
+    inst = instances.generate("medium", seed=2)
+    res = matheuristics.solve_milp(inst, time_limit=4, threads=1)
+    assert res.params["lagrangian"] == "given"
+    assert "Lagrangian bound" in res.message
+    assert instances.evaluate(inst, res.schedule).value == res.value <= res.upper_bound
