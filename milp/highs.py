@@ -73,7 +73,7 @@ def presolve_rules_off(nnz: int, time_limit: float) -> int:
 
 
 WATCHDOG_GRACE_S = 0.5
-"""The search is interrupted through HiGHS's callbacks this long past its time limit."""
+"""The search is interrupted through HiGHS's MIP callback this long past its time limit."""
 
 _threads_in_use: list[int] = []
 _banner_lock = threading.Lock()
@@ -223,18 +223,18 @@ def solve_highs(
     t0 = time.perf_counter()
     if hooks is not None:
         threads = 1
+    if progress is not None and root_lp:
+        progress.set_phase("LP")
+    # the root LP takes at most a share of the limit: the search needs the rest
+    lp_bound = lp_relaxation(form, ROOT_LP_SHARE * time_limit, threads) if root_lp else None
     h = _new_highs(threads)
     started = False
     try:
         if hooks is not None:  # started once HiGHS's thread pool is set up for one thread
             ws = warm_start if warm_start is not None else np.full(
                 form.instance.num_jobs, -1, dtype=np.int64)
-            hooks.start(form, ws, time_limit)  # the LNS works during the root LP too
+            hooks.start(form, ws, max(0.0, time_limit - (time.perf_counter() - t0)))
             started = True
-        if progress is not None and root_lp:
-            progress.set_phase("LP")
-        # the root LP takes at most a share of the limit: the search needs the rest
-        lp_bound = lp_relaxation(form, ROOT_LP_SHARE * time_limit, threads) if root_lp else None
         remaining = max(0.0, time_limit - (time.perf_counter() - t0))
         if remaining <= 0.0:
             started = False  # _no_search stops the hooks
@@ -274,7 +274,6 @@ def solve_highs(
                 e.data_in.user_interrupt = True
 
         h.cbMipInterrupt.subscribe(interrupt)
-        h.cbSimplexInterrupt.subscribe(interrupt)
         if hooks is not None:
             _subscribe_hooks(h, form, hooks)
         h.run()
