@@ -43,7 +43,7 @@ PROBING_SECONDS_PER_NONZERO = 1e-4
 """A pessimistic cost of HiGHS's probing per nonzero (medium: 117,000 nonzeros, 8-12 s
 measured on the loaded machine, docs/bounds.md)."""
 
-PROBING_SHARE = 0.25
+PROBING_SHARE = 0.5
 """Probing runs only when its estimated cost is at most this share of the MIP's time."""
 
 PRESOLVE_SECONDS_PER_NONZERO = 1e-5
@@ -73,7 +73,8 @@ def presolve_rules_off(nnz: int, time_limit: float) -> int:
 
 
 WATCHDOG_GRACE_S = 0.5
-"""The search is interrupted through HiGHS's MIP callback this long past its time limit."""
+"""Without incumbent hooks, the search is interrupted through HiGHS's MIP callback this long
+past its time limit."""
 
 _threads_in_use: list[int] = []
 _banner_lock = threading.Lock()
@@ -270,10 +271,13 @@ def solve_highs(
 
         def interrupt(e: Any) -> None:
             # HiGHS's own clock is coarse on large models: stop a moment past the limit
-            if (stop is not None and stop.is_set()) or time.perf_counter() > deadline:
+            if (stop is not None and stop.is_set()) or (
+                    hooks is None and time.perf_counter() > deadline):
                 e.data_in.user_interrupt = True
 
-        h.cbMipInterrupt.subscribe(interrupt)
+        if stop is not None or hooks is None:
+            # not beside the hooks: a Python callback waits for the GIL their thread holds
+            h.cbMipInterrupt.subscribe(interrupt)
         if hooks is not None:
             _subscribe_hooks(h, form, hooks)
         h.run()
