@@ -19,8 +19,9 @@ from .formulation import Formulation
 from .progress import Progress
 
 __all__ = [
-    "PRESOLVE_SECONDS_PER_NONZERO", "PROBING_SECONDS_PER_NONZERO", "ROOT_LP_SHARE", "STATUS", "lp_relaxation", "lp_solution",
-    "pass_model", "presolve_rules_off", "silence_banner", "solve_highs",
+    "PRESOLVE_SECONDS_PER_NONZERO", "PROBING_SECONDS_PER_NONZERO", "ROOT_LP_SHARE", "STATUS",
+    "lp_relaxation", "lp_solution", "pass_model", "presolve_rules_off", "silence_banner",
+    "solve_highs",
 ]
 
 logger = logging.getLogger(__name__)
@@ -202,9 +203,10 @@ def solve_highs(
         it may take :data:`ROOT_LP_SHARE` of ``time_limit`` and its time
         counts against it). The MIP's presolve runs without probing when the
         time left is short for the model (:func:`presolve_rules_off`), unless
-        ``presolve_rule_off`` is given, and not at all when even that would
-        take more than half of it (:data:`PRESOLVE_SECONDS_PER_NONZERO`),
-        unless ``presolve`` is given.
+        ``presolve_rule_off`` is given. When even that presolve would take
+        most of the time left (:data:`PRESOLVE_SECONDS_PER_NONZERO`,
+        :data:`PRESOLVE_SHARE`), HiGHS is not run: the hooks, if any, run
+        until the limit, and the answer has no dual bound.
     seed
         HiGHS ``random_seed``.
     stop
@@ -244,7 +246,8 @@ def solve_highs(
             # HiGHS's MIP presolve does not look at the clock (and without presolve its setup
             # does not either): it would outlast the limit. The hooks get the time instead.
             end = time.perf_counter() + remaining - 0.3
-            while time.perf_counter() < end and not (stop is not None and stop.is_set()):
+            while (hooks is not None and time.perf_counter() < end
+                   and not (stop is not None and stop.is_set())):
                 time.sleep(min(0.2, max(0.0, end - time.perf_counter())))
             started = False
             return _no_search(form, lp_bound, hooks,
