@@ -15,6 +15,14 @@ shared machine):
   multipliers; columns removed by reduced-cost fixing relative to ``best``;
 * peak memory of ``milp.bound`` (``tracemalloc``) and of the process.
 
+``--targets`` prints the issue's targets side by side instead, one run each:
+``gpusched.solve(inst, "milp", time_limit=120, threads=2)`` on ``large``
+10,000 x 1,024 (seeds of ``--target-seeds``) with its wall time and the load
+average, the same at 60 s on ``large`` 2,000 x 256, the Volume bound against
+the plain LP on every ``medium`` seed, and the peak memory of ``milp.bound``
+on 10,000 jobs x 168 slots (a fresh process, peak RSS). ``--target-lp S``
+also runs the plain LP of each 10,000-job instance for up to ``S`` seconds.
+
 Prints figures, asserts nothing.
 
 Usage::
@@ -23,13 +31,17 @@ Usage::
     python benchmarks/bench_bounds.py --medium 0-3 --large 2000:256:0
     python benchmarks/bench_bounds.py --medium none --large 10000:1024:0 --lp-limit 1200 \
         --dual-limit 120 --no-rounded-lp
+    python benchmarks/bench_bounds.py --targets --target-seeds 0-2
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import resource
+import subprocess
+import sys
 import time
 import tracemalloc
 from typing import Any
@@ -150,6 +162,81 @@ def summary(rows: list[dict[str, Any]]) -> None:
               f"{100 * r['fixed_share']:5.1f}%")
 
 
+_MEMORY_SNIPPET = """
+import sys, time
+import instances, milp
+
+def hwm():  # peak RSS of this process in MiB (ru_maxrss would include the parent's, pre-exec)
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+inst = instances.generate("large", seed=int(sys.argv[1]), num_jobs=10000, num_gpus=1024)
+before = hwm()
+t = time.perf_counter()
+b = milp.bound(inst)
+print(f"{b.value} {time.perf_counter() - t} {b.iterations} {before} {hwm()}")
+"""
+
+
+def _load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _solve_row(inst: instances.Instance, limit: float) -> dict[str, Any]:
+    import gpusched
+
+    load0 = _load()
+    res, wall = _timed(gpusched.solve, inst, "milp", time_limit=limit, threads=2)
+    ub = res.upper_bound
+    return {"instance": inst.name, "value": res.value, "ub": ub, "method": res.bound_method,
+            "gap": (ub - res.value) / ub if ub else math.nan, "wall": wall, "limit": limit,
+            "load": f"{load0} -> {_load()}", "message": res.message}
+
+
+def targets(args: argparse.Namespace) -> None:
+    """The issue's targets, one measurement each, side by side."""
+    rows = []
+    print("== gpusched.solve(inst, 'milp', threads=2): certified gap of the incumbent", flush=True)
+    cases = [(instances.generate("large", seed=s, num_jobs=10000, num_gpus=1024), 120.0)
+             for s in _seeds(args.target_seeds)]
+    cases.append((instances.generate("large", seed=0, num_jobs=2000, num_gpus=256), 60.0))
+    for inst, limit in cases:
+        row = _solve_row(inst, limit)
+        if args.target_lp and inst.num_jobs == 10000:
+            row["lp"], row["lp_s"] = _timed(lp_relaxation, milp.build(inst, rounding=()),
+                                            args.target_lp)
+        rows.append(row)
+        lp = row.get("lp")
+        print(f"  {row['instance']:40s} value {row['value']:12.2f}  bound {row['ub']:12.2f} "
+              f"({row['method']})  gap {100 * row['gap']:.3f}%  wall {row['wall']:6.1f} s of "
+              f"{row['limit']:.0f}  load {row['load']}"
+              + ("" if "lp_s" not in row else
+                 f"  lp {lp if lp is None else round(lp, 2)} in {row['lp_s']:.0f} s"
+                 f" (bound vs lp {_pct(row['ub'], lp)})"), flush=True)
+    print("== the Volume bound alone against the plain LP (medium)", flush=True)
+    worst = 0.0
+    for seed in _seeds(args.medium):
+        inst = instances.generate("medium", seed=seed)
+        lp, lp_s = _timed(lp_relaxation, milp.build(inst, rounding=()), args.lp_limit)
+        b = milp.bound(inst, "lagrangian", primal=gpusched.dispatch.lagrangian_primal(inst))
+        worst = max(worst, (b.value - lp) / lp if lp else math.inf)
+        print(f"  medium seed {seed:2d}: lp {lp:10.2f} in {lp_s:5.2f} s, Volume {b.value:10.2f} in "
+              f"{b.runtime_s:5.2f} s ({_pct(b.value, lp)})", flush=True)
+    print(f"  worst Volume vs lp: {100 * worst:+.3f}%  (target 1%)")
+    print("== memory of milp.bound on 10,000 jobs x 168 slots (fresh process)", flush=True)
+    out = subprocess.run([sys.executable, "-c", _MEMORY_SNIPPET, "0"], capture_output=True,
+                         text=True, check=True).stdout.split()
+    value, secs, iters, before, peak = (float(x) for x in out)
+    print(f"  bound {value:.2f} in {secs:.1f} s ({iters:.0f} iterations); peak RSS "
+          f"{peak:.0f} MiB (instance alone {before:.0f} MiB; target 500 MiB)  load {_load()}")
+    print("\n== summary")
+    for r in rows:
+        print(f"  {r['instance']:40s} gap {100 * r['gap']:6.3f}%  wall {r['wall']:6.1f}/"
+              f"{r['limit']:.0f} s  {r['message'][:150]}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--medium", default="0-11", help="medium seeds, e.g. 0-11 or none")
@@ -162,7 +249,14 @@ def main() -> None:
     ap.add_argument("--best-limit", type=float, default=10.0, help="seconds for best")
     ap.add_argument("--no-rounded-lp", dest="rounded_lp", action="store_false",
                     help="skip the LP with the rounded rows")
+    ap.add_argument("--targets", action="store_true", help="print the issue's targets")
+    ap.add_argument("--target-seeds", default="0-2", help="seeds of the 10,000-job targets")
+    ap.add_argument("--target-lp", type=float, default=0.0,
+                    help="also run the plain LP of each 10,000-job instance for this long")
     args = ap.parse_args()
+    if args.targets:
+        targets(args)
+        return
     cases = [instances.generate("medium", seed=s) for s in _seeds(args.medium)]
     cases += [instances.generate("large", seed=s, num_jobs=n, num_gpus=g)
               for n, g, s in _large(args.large)]

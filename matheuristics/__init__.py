@@ -4,6 +4,8 @@
   re-solved exactly by :func:`milp.solve_arrays`, on start arrays;
 - :mod:`matheuristics.best` (``best``): the best of the fast heuristics and
   the LNS in one budget;
+- :mod:`matheuristics.lagrangian` (``lagrangian``): the Lagrangian heuristic
+  at the multipliers of :func:`milp.bound`, with their certified bound;
 - :class:`LNSHelper` (:mod:`matheuristics.helper`): the LNS beside HiGHS,
   trading incumbents with it through :class:`milp.IncumbentHooks`;
 - :func:`solve_milp` (:mod:`matheuristics.exact`): :func:`milp.solve` with
@@ -11,22 +13,23 @@
   ``gpusched.solve(inst, "milp")`` runs it.
 
 ``heuristics`` and ``milp`` import nothing from here, nor from each other.
-``lns`` and ``best`` stay reachable as ``heuristics.solve(inst, "lns")`` and
+``lns``, ``best`` and ``lagrangian`` stay reachable as ``heuristics.solve(inst, "lns")`` and
 ``heuristics.solve(inst, "best")``: the entry points ``gpusched.methods``
-name :data:`LNS_METHOD` and :data:`BEST_METHOD` (see :mod:`heuristics`).
+name :data:`LNS_METHOD`, :data:`BEST_METHOD` and :data:`LAGRANGIAN_METHOD` (see
+:mod:`heuristics`).
 """
 
 from heuristics import MethodSpec
 
-from . import best, exact, helper, lns
+from . import best, exact, helper, lagrangian, lns
 from .best import CONSTRUCTIVE_MEMBERS
 from .exact import solve_milp, warm_start_schedule
 from .helper import LNSHelper
 from .lns import lns_improve
 
 __all__ = [
-    "BEST_METHOD", "CONSTRUCTIVE_MEMBERS", "LNS_METHOD", "LNSHelper", "best", "exact", "helper",
-    "lns", "lns_improve", "solve_milp", "warm_start_schedule",
+    "BEST_METHOD", "CONSTRUCTIVE_MEMBERS", "LAGRANGIAN_METHOD", "LNS_METHOD", "LNSHelper", "best",
+    "exact", "helper", "lagrangian", "lns", "lns_improve", "solve_milp", "warm_start_schedule",
 ]
 
 LNS_METHOD = MethodSpec(
@@ -40,3 +43,10 @@ BEST_METHOD = MethodSpec(
     best.best, "best of the fast methods within a budget (time_limit=10 s by default)"
 )
 """The ``best`` method of the registry (entry point ``gpusched.methods``)."""
+
+LAGRANGIAN_METHOD = MethodSpec(
+    lagrangian.lagrangian,
+    "the Lagrangian heuristic at the Volume multipliers, with their certified bound "
+    "(time_limit=10 s for the multipliers)",
+)
+"""The ``lagrangian`` method of the registry (entry point ``gpusched.methods``)."""

@@ -20,7 +20,8 @@ from milp.progress import Progress
 from .best import best
 from .helper import LNSHelper
 
-__all__ = ["WARM_START_BUDGET", "WARM_START_SHARE", "solve_milp", "warm_start_schedule"]
+__all__ = ["SCALE_JOBS", "WARM_START_BUDGET", "WARM_START_SHARE", "solve_milp",
+           "warm_start_schedule"]
 
 WARM_START_SHARE = 0.1
 """Largest share of the time limit the automatic warm start may spend ..."""
@@ -39,6 +40,28 @@ def warm_start_schedule(inst: Instance, time_limit: float) -> Result | None:
     if time_limit <= 0:
         return None
     return best(inst, time_limit=min(WARM_START_BUDGET, WARM_START_SHARE * time_limit))
+
+
+SCALE_JOBS = 5000
+"""From this many jobs, :func:`solve_milp` also tries the Lagrangian heuristic as warm start."""
+
+
+def _at_scale(inst: Instance, time_limit: float, ws: Result | None) -> tuple[Any, Any]:
+    """At scale: the better of ``ws`` and the Lagrangian heuristic, and the bound found for it.
+
+    The Volume search (within :data:`milp.bound.LAGRANGIAN_SHARE` of the limit, capped at
+    20 s, as :func:`milp.solve` would spend on it) targets the warm start's value; its
+    multipliers then give the Lagrangian heuristic's schedule, and the bound is handed to
+    :func:`milp.solve`, which holds it instead of searching again.
+    """
+    from milp.bound import LAGRANGIAN_SHARE
+
+    from .lagrangian import lagrangian
+
+    b = milp.bound(inst, "lagrangian", time_limit=min(20.0, LAGRANGIAN_SHARE * time_limit),
+                   lower=None if ws is None else ws.value)
+    cand = lagrangian(inst, bound=b)
+    return (cand if ws is None or cand.value > ws.value else ws), b
 
 
 def solve_milp(
@@ -63,7 +86,9 @@ def solve_milp(
     threads
         Threads in all. With the LNS helper, HiGHS gets one and the LNS the other.
     warm_start
-        ``"auto"`` (default: :func:`warm_start_schedule`), or what
+        ``"auto"`` (default: :func:`warm_start_schedule`; from :data:`SCALE_JOBS`
+        jobs the Lagrangian heuristic's schedule when it is better, its bound
+        held by :func:`milp.solve`), or what
         :func:`milp.solve` takes (``None``, a Schedule, a Result, a start array).
     lns_helper
         Run :class:`~matheuristics.LNSHelper` beside HiGHS (needs a warm
@@ -102,6 +127,9 @@ def solve_milp(
             if bar is not None:
                 bar.set_phase("warm start")
             ws = warm_start_schedule(inst, time_limit)
+        if (isinstance(warm_start, str) and inst.nodes is None and inst.num_jobs >= SCALE_JOBS
+                and "lagrangian" not in params and time_limit > 0):
+            ws, params["lagrangian"] = _at_scale(inst, time_limit, ws)
         on = (threads == 2 if lns_helper is None else lns_helper) and backend == "highs"
         on = on and inst.nodes is None  # the node model takes no incumbent hooks
         hooks = LNSHelper(seed=int(params.get("seed", 0))) if on and ws is not None else None

@@ -178,6 +178,9 @@ class LagrangianOracle:
 
 _KERNEL: list[Any] = []
 
+COLD_LIMIT = 2.0
+"""Searches with a time limit below this (seconds) do not load the compiled kernel."""
+
 
 def _compiled_kernel() -> Any:
     """The numba inner loop, or ``None`` when numba is not importable (looked up once)."""
@@ -459,7 +462,10 @@ def bound(
         lam.setflags(write=False)
         return Bound(values[k], method, lam, time.perf_counter() - t0, message=note)
 
-    oracle = LagrangianOracle(inst)
+    # loading numba's machine code costs 0.4-2 s in a fresh process: a short search
+    # that would pay it runs the numpy oracle instead (3x slower per call on medium)
+    cold = not _KERNEL and limit is not None and limit < COLD_LIMIT
+    oracle = LagrangianOracle(inst, compiled=False if cold else None)
     if multipliers is not None:
         from instances.lagrangian import check_multipliers
 
@@ -540,24 +546,32 @@ class HeldBounds:
 
 def bounds_before_solve(
     form: Any, warm_start: np.ndarray | None, time_limit: float, elapsed: float, *,
-    lagrangian: bool | None, fixing: bool,
+    lagrangian: bool | Bound | None, fixing: bool,
 ) -> tuple[Any, HeldBounds]:
     """The Lagrangian bound (and the fixed formulation) :func:`milp.solve` starts from.
 
     ``lagrangian=None`` computes it first for models of
-    :data:`LAGRANGIAN_FIRST_COLUMNS` columns or more; ``fixing`` needs it
-    and a warm start (the fixing is relative to the warm start's value).
+    :data:`LAGRANGIAN_FIRST_COLUMNS` columns or more; a :class:`Bound`
+    (found earlier for this instance, e.g. by :func:`matheuristics.solve_milp`
+    at scale) is held as it is; ``fixing`` needs one and a warm start (the
+    fixing is relative to the warm start's value).
     """
     from .fixing import fix_columns, reduced_cost_fixing
 
     inst = form.instance
     held = HeldBounds()
-    first = lagrangian if lagrangian is not None else form.num_cols >= LAGRANGIAN_FIRST_COLUMNS
+    given = lagrangian if isinstance(lagrangian, Bound) else None
+    if given is not None and (given.multipliers is None
+                              or given.multipliers.shape != (inst.horizon,)):
+        raise ValueError("lagrangian: a Bound with multipliers of this instance's horizon")
+    first = given is not None or (
+        lagrangian if lagrangian is not None else form.num_cols >= LAGRANGIAN_FIRST_COLUMNS)
     if not (first or fixing) or form.num_cols == 0:
         return form, held
     value = float(inst.job_values[warm_start >= 0].sum()) if warm_start is not None else None
     budget = min(20.0, LAGRANGIAN_SHARE * time_limit, max(0.0, time_limit - elapsed))
-    held.lagrangian = bound(inst, "lagrangian", time_limit=budget, lower=value)
+    held.lagrangian = given if given is not None else bound(
+        inst, "lagrangian", time_limit=budget, lower=value)
     if fixing and value is not None:
         fx = reduced_cost_fixing(form, held.lagrangian.multipliers, value)
         held.floor, held.removed = value, fx.removed

@@ -18,7 +18,11 @@ from ._common import IncumbentHooks, RawSolve
 from .formulation import Formulation
 from .progress import Progress
 
-__all__ = ["STATUS", "lp_relaxation", "lp_solution", "pass_model", "silence_banner", "solve_highs"]
+__all__ = [
+    "PRESOLVE_SECONDS_PER_NONZERO", "PROBING_SECONDS_PER_NONZERO", "ROOT_LP_SHARE", "STATUS",
+    "lp_relaxation", "lp_solution", "pass_model", "presolve_rules_off", "silence_banner",
+    "solve_highs",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +36,46 @@ STATUS: dict[str, Status] = {
     "kInfeasible": Status.INFEASIBLE,
 }
 """HiGHS model status name -> our status (anything else is an error)."""
+
+ROOT_LP_SHARE = 0.5
+"""Largest share of :func:`solve_highs`'s time limit the separate root LP may take."""
+
+PROBING_SECONDS_PER_NONZERO = 1e-4
+"""A pessimistic cost of HiGHS's probing per nonzero (medium: 117,000 nonzeros, 8-12 s
+measured on the loaded machine, docs/bounds.md)."""
+
+PROBING_SHARE = 0.5
+"""Probing runs only when its estimated cost is at most this share of the MIP's time."""
+
+PRESOLVE_SECONDS_PER_NONZERO = 1e-5
+"""A pessimistic cost of HiGHS's whole MIP presolve per nonzero, probing off (large,
+10,000 jobs, 10 million nonzeros: 28-94 s measured, nothing reduced; with presolve off
+HiGHS's setup took 230 s against a 30 s limit; docs/bounds.md)."""
+
+PRESOLVE_SHARE = 0.75
+"""The MIP search runs only when its presolve's estimated cost is at most this share of
+the time left; otherwise HiGHS is not run and the incumbent hooks (the LNS) get the time."""
+
+PROBING_RULES_OFF = 2**15 + 2**16
+"""HiGHS ``presolve_rule_off`` bits of probing (rule 15) and enumeration (rule 16)."""
+
+
+def presolve_rules_off(nnz: int, time_limit: float) -> int:
+    """The ``presolve_rule_off`` mask for a MIP of ``nnz`` nonzeros given ``time_limit`` seconds.
+
+    HiGHS's MIP presolve does not look at the time limit while it probes
+    (HiGHS 1.16 says "Time limit reached in probing" long after the limit),
+    so a short limit on a large model would be overrun by many seconds.
+    Probing and enumeration are switched off when the estimated probing
+    time (:data:`PROBING_SECONDS_PER_NONZERO` per nonzero) exceeds
+    :data:`PROBING_SHARE` of the limit; ``0`` (every rule on) otherwise.
+    """
+    return PROBING_RULES_OFF if nnz * PROBING_SECONDS_PER_NONZERO > PROBING_SHARE * time_limit else 0
+
+
+WATCHDOG_GRACE_S = 0.5
+"""Without incumbent hooks, the search is interrupted through HiGHS's MIP callback this long
+past its time limit."""
 
 _threads_in_use: list[int] = []
 _banner_lock = threading.Lock()
@@ -155,8 +199,14 @@ def solve_highs(
     Parameters
     ----------
     root_lp
-        First solve the LP relaxation (its bound is reported as ``lp_bound``
-        and its time counts against ``time_limit``).
+        First solve the LP relaxation (its bound is reported as ``lp_bound``;
+        it may take :data:`ROOT_LP_SHARE` of ``time_limit`` and its time
+        counts against it). The MIP's presolve runs without probing when the
+        time left is short for the model (:func:`presolve_rules_off`), unless
+        ``presolve_rule_off`` is given. When even that presolve would take
+        most of the time left (:data:`PRESOLVE_SECONDS_PER_NONZERO`,
+        :data:`PRESOLVE_SHARE`), HiGHS is not run: the hooks, if any, run
+        until the limit, and the answer has no dual bound.
     seed
         HiGHS ``random_seed``.
     stop
@@ -178,21 +228,38 @@ def solve_highs(
         threads = 1
     if progress is not None and root_lp:
         progress.set_phase("LP")
-    lp_bound = lp_relaxation(form, time_limit, threads) if root_lp else None
+    # the root LP takes at most a share of the limit: the search needs the rest
+    lp_bound = lp_relaxation(form, ROOT_LP_SHARE * time_limit, threads) if root_lp else None
     h = _new_highs(threads)
-    remaining = max(0.0, time_limit - (time.perf_counter() - t0))
     started = False
     try:
         if hooks is not None:  # started once HiGHS's thread pool is set up for one thread
             ws = warm_start if warm_start is not None else np.full(
                 form.instance.num_jobs, -1, dtype=np.int64)
-            hooks.start(form, ws, remaining)
+            hooks.start(form, ws, max(0.0, time_limit - (time.perf_counter() - t0)))
             started = True
+        remaining = max(0.0, time_limit - (time.perf_counter() - t0))
+        if remaining <= 0.0:
+            started = False  # _no_search stops the hooks
+            return _no_search(form, lp_bound, hooks, "HiGHS: time limit reached in the root LP")
+        if form.nnz * PRESOLVE_SECONDS_PER_NONZERO > PRESOLVE_SHARE * remaining:
+            # HiGHS's MIP presolve does not look at the clock (and without presolve its setup
+            # does not either): it would outlast the limit. The hooks get the time instead.
+            end = time.perf_counter() + remaining - 0.3
+            while (hooks is not None and time.perf_counter() < end
+                   and not (stop is not None and stop.is_set())):
+                time.sleep(min(0.2, max(0.0, end - time.perf_counter())))
+            started = False
+            return _no_search(form, lp_bound, hooks,
+                              f"HiGHS: not run, its presolve of {form.nnz} nonzeros would "
+                              f"outlast the {remaining:.0f} s left")
         h.setOptionValue("time_limit", remaining)
         h.setOptionValue("mip_rel_gap", float(mip_gap))
         h.setOptionValue("random_seed", int(seed))
         import highspy
 
+        if "presolve_rule_off" not in options:
+            h.setOptionValue("presolve_rule_off", presolve_rules_off(form.nnz, remaining))
         for key, value in options.items():
             if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
                 raise ValueError(f"params: HiGHS rejects option {key}={value!r}")
@@ -203,11 +270,16 @@ def solve_highs(
         if progress is not None:
             progress.set_phase("search")
             h.cbMipInterrupt.subscribe(progress.highs_callback(scale))
-        if stop is not None:
-            def interrupt(e: Any) -> None:
-                if stop.is_set():
-                    e.data_in.user_interrupt = True
+        deadline = time.perf_counter() + remaining + WATCHDOG_GRACE_S
 
+        def interrupt(e: Any) -> None:
+            # HiGHS's own clock is coarse on large models: stop a moment past the limit
+            if (stop is not None and stop.is_set()) or (
+                    hooks is None and time.perf_counter() > deadline):
+                e.data_in.user_interrupt = True
+
+        if stop is not None or hooks is None:
+            # not beside the hooks: a Python callback waits for the GIL their thread holds
             h.cbMipInterrupt.subscribe(interrupt)
         if hooks is not None:
             _subscribe_hooks(h, form, hooks)
@@ -239,6 +311,18 @@ def solve_highs(
         message=message,
         alternatives=alternatives,
     )
+
+
+def _no_search(form: Formulation, lp_bound: float | None, hooks: IncumbentHooks | None,
+               message: str) -> RawSolve:
+    """The answer when no time is left for the MIP search: the LP bound and the hooks' best."""
+    alternatives: tuple[np.ndarray, ...] = ()
+    if hooks is not None:
+        hooks.stop()
+        message += f"; {hooks.summary()}"
+        best = hooks.best()
+        alternatives = () if best is None else (best,)
+    return RawSolve(Status.TIME_LIMIT, None, None, lp_bound, None, message, alternatives)
 
 
 def _subscribe_hooks(h: Any, form: Formulation, hooks: IncumbentHooks) -> None:

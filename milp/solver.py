@@ -267,7 +267,7 @@ def solve(
     aggregate: bool = True,
     cliques: bool = False,
     rounding: Sequence[int] = DEFAULT_ROUNDING,
-    lagrangian: bool | None = None,
+    lagrangian: Any = None,
     fixing: bool = False,
     **params: Any,
 ) -> Result:
@@ -316,7 +316,8 @@ def solve(
         Compute a Lagrangian bound (:func:`milp.bound`) before the backend
         runs, within a tenth of the time limit: ``None`` (default) for
         models of 50,000 columns or more, and afterwards (a short search)
-        whenever the backend left no dual or LP bound.
+        whenever the backend left no dual or LP bound; or a
+        :class:`milp.Bound` found earlier for this instance, held as it is.
     fixing
         Reduced-cost fixing (:mod:`milp.fixing`) relative to the warm
         start's value ``V`` before the backend runs; the reduced model's
@@ -373,11 +374,16 @@ def solve(
             call["warm_start"] = source
         # -- bounds held beside the backend (milp/bound.py): Lagrangian, fixing --
         if lagrangian is not None or fixing:
-            call.update(lagrangian=lagrangian, fixing=fixing)
+            call.update(lagrangian=lagrangian if isinstance(lagrangian, bool | None) else "given",
+                        fixing=fixing)
         if bar is not None:
             bar.set_phase("bound")
         form, held = bounds_before_solve(form, ws, time_limit, time.perf_counter() - t0,
                                          lagrangian=lagrangian, fixing=fixing)
+        if held.lagrangian is not None and backend == "highs" and "root_lp" not in params:
+            # the Lagrangian bound is the plain LP's: a separate root LP of a model this
+            # large would take the time of the search and of the LNS (docs/bounds.md)
+            params["root_lp"] = False
         raw = solve_arrays(
             form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)), mip_gap=mip_gap,
             threads=threads, warm_start=ws, backend=backend, progress=bar, hooks=hooks, **params,

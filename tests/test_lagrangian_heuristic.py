@@ -44,3 +44,74 @@ def test_good_multipliers_give_a_good_schedule() -> None:
 def test_bad_multipliers() -> None:
     with pytest.raises(ValueError, match="lam: must have length"):
         lagrangian_schedule(tiny_instance(0), [1.0])
+
+
+# ---------------------------------------------- the ``lagrangian`` method (matheuristics)
+def test_the_lagrangian_method_gives_a_checked_schedule_and_its_certified_bound() -> None:
+    import matheuristics
+    from matheuristics.lagrangian import lagrangian
+
+    inst = instances.generate("medium", seed=3)
+    res = lagrangian(inst, time_limit=2)
+    assert res.method == "lagrangian" and res.bound_method == "lagrangian"
+    assert instances.evaluate(inst, res.schedule).value == res.value
+    assert res.upper_bound >= res.value
+    exact = milp.solve(inst, time_limit=60, mip_gap=0)
+    assert str(exact.status) == "optimal"
+    assert res.value <= exact.value + 1e-9 <= res.upper_bound + 2e-9
+    # the registry's spec names this function (entry point gpusched.methods)
+    assert matheuristics.LAGRANGIAN_METHOD.fn is lagrangian
+
+
+def test_the_lagrangian_method_reuses_a_given_bound_and_refuses_nodes() -> None:
+    from matheuristics.lagrangian import lagrangian
+
+    inst = instances.generate("medium", seed=1)
+    b = milp.bound(inst, time_limit=1)
+    res = lagrangian(inst, bound=b)
+    assert res.upper_bound == max(b.value, res.value)
+    assert f"{b.iterations} iterations" in res.message
+    with pytest.raises(ValueError, match="nodes"):
+        lagrangian(instances.with_nodes(inst, 8))
+
+
+def test_milp_solve_holds_a_given_bound() -> None:
+    inst = instances.generate("medium", seed=1)
+    b = milp.bound(inst, time_limit=1)
+    res = milp.solve(inst, time_limit=3, lagrangian=b)
+    assert f"Lagrangian bound {b.value:.6g}" in res.message
+    assert res.params["lagrangian"] == "given"
+    assert res.upper_bound <= b.value
+    wrong = milp.bound(instances.generate("small", seed=0), time_limit=0.2)
+    with pytest.raises(ValueError, match="lagrangian"):
+        milp.solve(inst, time_limit=3, lagrangian=wrong)
+
+
+def test_pyproject_names_the_lagrangian_method_as_an_entry_point() -> None:
+    """The entry point line (the installed metadata follows it on the next install)."""
+    import importlib
+    import tomllib
+    from pathlib import Path
+
+    from heuristics import MethodSpec
+
+    meta = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    eps = meta["project"]["entry-points"]["gpusched.methods"]
+    assert eps["lagrangian"] == "matheuristics:LAGRANGIAN_METHOD"
+    module, _, name = eps["lagrangian"].partition(":")
+    spec = getattr(importlib.import_module(module), name)
+    assert isinstance(spec, MethodSpec)
+
+
+def test_solve_milp_at_scale_offers_the_lagrangian_heuristic(monkeypatch) -> None:
+    """At scale the warm start is the better of best and the Lagrangian heuristic, and the
+    bound found for it is the one milp.solve holds (not searched again)."""
+    import matheuristics
+    from matheuristics import exact
+
+    monkeypatch.setattr(exact, "SCALE_JOBS", 1)
+    inst = instances.generate("medium", seed=2)
+    res = matheuristics.solve_milp(inst, time_limit=4, threads=1)
+    assert res.params["lagrangian"] == "given"
+    assert "Lagrangian bound" in res.message
+    assert instances.evaluate(inst, res.schedule).value == res.value <= res.upper_bound
