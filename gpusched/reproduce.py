@@ -16,6 +16,8 @@ pool sizes, with FIFO, the backfilling baselines, ``list``, ``best`` and the
 exact bound, tabulated and plotted against contention
 (:func:`instances.families.contention`): where FIFO is already near the
 optimum and where the allocator's gain appears.
+
+Over 500 lines because it holds both reproductions (``seed`` and ``real``), which share their cell building, table and report code; ``real`` is the candidate to move to a module of its own.
 """
 
 from __future__ import annotations
@@ -173,7 +175,7 @@ REAL_BASELINES: tuple[str, ...] = (
 
 FLAT_BOUND = "milp-flat"
 """Label of the MILP on the flat relaxation (nodes dropped): its upper bound holds
-for the instance with nodes (PROBLEM.md section 8)."""
+for the instance with nodes (the specification (docs/model.md))."""
 
 REAL_DAYS: tuple[int, ...] = OPENB_DAYS[::3]
 """Default days: every third day of :data:`instances.families.OPENB_DAYS` (12 days)."""

@@ -1,6 +1,6 @@
 """Online operation: replay a plan against the demand a day actually brings.
 
-:func:`simulate` follows PROBLEM.md section 10. A method plans on the
+:func:`simulate` follows the specification (docs/model.md). A method plans on the
 forecast (the instance's demand, scaled by ``1 + headroom``); the day then
 brings the scenario's actual demand, slot by slot:
 
@@ -57,6 +57,8 @@ Everything the simulation reports comes from :func:`instances.evaluate` on
 the instance with the actual demand (or, with ``preempt=False``, with the
 demand served): the completed jobs ran for their whole duration without a
 break, so they form a feasible schedule there.
+
+Over 500 lines because the plan instance, the per-slot rules and the result are one algorithm whose invariants (what a plan withholds, what step 2 checks) are read together; the plan-instance builders are the candidate to split off.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Every method is a function ``(instance, **params) -> Result`` registered in
 :data:`METHODS`; every schedule it returns has passed :func:`instances.evaluate`
 with the reservation the method used enforced.
 
-- ``fifo``, ``fifo-curve``: the baseline (PROBLEM.md section 3), peak / curve reservation;
+- ``fifo``, ``fifo-curve``: the baseline (the specification (docs/model.md)), peak / curve reservation;
 - ``easy-peak``, ``easy-curve``, ``conservative-peak``, ``conservative-curve``:
   backfilling on the FIFO queue (:mod:`heuristics.backfill`);
 - ``list``, ``list-peak``: serial list scheduling with ``rule=`` one of :data:`RULES`;

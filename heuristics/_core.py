@@ -54,7 +54,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 RESERVATIONS: tuple[str, ...] = ("peak", "curve")
-"""Reservation policies of the inference capacity (PROBLEM.md section 3)."""
+"""Reservation policies of the inference capacity (the specification (docs/model.md))."""
 
 
 def check_reservation(reservation: str) -> str:

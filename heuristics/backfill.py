@@ -4,7 +4,7 @@ Both keep the FIFO queue: jobs by (release, position in the job list), and
 both know each job's exact duration (runtime estimates are exact here), so a
 reservation, once made, is never broken by a job that ends early.
 
-On an instance with nodes both place as FIFO does (PROBLEM.md section 8): a
+On an instance with nodes both place as FIFO does (the specification (docs/model.md)): a
 job fits when it has a valid placement for its whole run, and takes the first
 one in node-list order; a reservation holds its nodes.
 """

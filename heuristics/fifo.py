@@ -1,4 +1,4 @@
-"""The FIFO baseline, exactly as PROBLEM.md section 3 defines it (section 8 on nodes)."""
+"""The FIFO baseline, exactly as the specification (docs/model.md) defines it (section 8 on nodes)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Placing jobs on nodes: the node profile, valid placements and the placement rules.
 
-On an instance with nodes (PROBLEM.md section 8) a job fits from slot ``s``
+On an instance with nodes (the specification (docs/model.md)) a job fits from slot ``s``
 when it has a valid placement for its whole run: one node with ``g`` batch
 GPUs free in every slot of the run (a job of at most the largest node's
 GPUs), or a set of nodes wholly free over the run whose GPUs sum to exactly

@@ -56,5 +56,5 @@ def order_by(inst: Instance, rule: str = "priority") -> np.ndarray:
 
 
 def fifo_order(inst: Instance) -> np.ndarray:
-    """Arrival order: by release, then position in the job list (PROBLEM.md's FIFO queue)."""
+    """Arrival order: by release, then position in the job list (docs/model.md's FIFO queue)."""
     return np.argsort(inst.releases, kind="stable")

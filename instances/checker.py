@@ -4,7 +4,7 @@ This module is deliberately plain: loops over jobs and slots that a reader can
 verify by eye. Nothing here is shared with the solvers, so a bug in a fast
 heuristic or in the MILP cannot hide behind the same bug in the checker.
 
-On an instance with nodes (PROBLEM.md section 8) it also checks each started
+On an instance with nodes (the specification (docs/model.md)) it also checks each started
 job's placement, the batch GPUs on every node in every slot, and computes the
 fragmentation metric (``docs/nodes.md``).
 """
@@ -47,7 +47,7 @@ class InfeasibleScheduleError(ValueError):
 
 @dataclass(frozen=True)
 class Metrics:
-    """Every figure of a checked schedule (PROBLEM.md section 2).
+    """Every figure of a checked schedule (the specification (docs/model.md)).
 
     Attributes
     ----------
@@ -115,7 +115,7 @@ def evaluate(
     Returns
     -------
     Metrics
-        Every figure of PROBLEM.md section 2.
+        Every figure of the specification (docs/model.md).
 
     Raises
     ------
@@ -230,7 +230,7 @@ def evaluate(
 def _check_placements(inst: Instance, schedule: Schedule) -> dict[str, dict[str, int]]:
     """Each started job's placement without its counts of 0, checked valid.
 
-    Valid (PROBLEM.md section 8): counts on nodes of the instance summing to
+    Valid (the specification (docs/model.md)): counts on nodes of the instance summing to
     ``g_j``, each at most the node's GPUs; on one node, or, for a job larger
     than the largest node, on whole nodes only.
     """
@@ -285,7 +285,7 @@ def _peak_withheld(inst: Instance, peaks: int) -> dict[str, int]:
     """GPUs of each node the peak reservation withholds: ``P = min(G, peaks)`` from the end.
 
     The last node in full, then the one before, the remainder from the node
-    where ``P`` runs out (PROBLEM.md section 8).
+    where ``P`` runs out (the specification (docs/model.md)).
     """
     assert inst.nodes is not None
     left = min(inst.num_gpus, peaks)

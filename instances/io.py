@@ -2,7 +2,7 @@
 
 Formats: ``gpusched-instance/1`` and ``gpusched-schedule/1``; their JSON Schemas
 ship in ``instances/schema/``. Model version 2 adds two optional fields, an
-instance's ``nodes`` and a schedule's ``placement`` (PROBLEM.md section 8); a
+instance's ``nodes`` and a schedule's ``placement`` (the specification (docs/model.md)); a
 file without them is a version 1 file and is written byte for byte as before. Every problem with a file raises
 :class:`ValueError` whose message starts with the file and names the field.
 """

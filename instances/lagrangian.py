@@ -1,4 +1,4 @@
-"""The Lagrangian bound ``L(lam)`` of PROBLEM.md section 7, recomputed from the instance alone.
+"""The Lagrangian bound ``L(lam)`` of the specification (docs/model.md), recomputed from the instance alone.
 
 Relaxing the capacity rows with one multiplier ``lam[t] >= 0`` per slot gives
 

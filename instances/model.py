@@ -3,6 +3,8 @@
 Every object is immutable and validated when it is built. A bad field raises
 :class:`ValueError` whose message names the field and the offending value, for
 example ``jobs[3].gpus: must be <= num_gpus (8), got 12``.
+
+Over 500 lines because ``Instance`` validates every field at the door (services, jobs, nodes), with its checks beside the fields they guard.
 """
 
 from __future__ import annotations
@@ -211,7 +213,7 @@ class Job:
 
 @dataclass(frozen=True)
 class Node:
-    """A machine of the pool holding ``gpus`` GPUs (PROBLEM.md section 8).
+    """A machine of the pool holding ``gpus`` GPUs (the specification (docs/model.md)).
 
     A batch job's GPUs share one node, or (for a job larger than the largest
     node) take whole nodes.
@@ -281,7 +283,7 @@ class Instance:
         Free-form provenance (family, seed, generator parameters); not part
         of the model and ignored by equality.
     nodes
-        The nodes the GPUs sit on (PROBLEM.md section 8), their GPUs summing
+        The nodes the GPUs sit on (the specification (docs/model.md)), their GPUs summing
         to ``num_gpus``; ``None`` (the default) for one flat pool.
 
     Raises
@@ -510,7 +512,7 @@ class Instance:
 
         Under ``peak``, ``P = min(G, sum_s max_t d_s[t])`` GPUs are taken from
         the end of the node list: the last node in full, then the one before,
-        the remainder from the node where ``P`` runs out (PROBLEM.md section 8).
+        the remainder from the node where ``P`` runs out (the specification (docs/model.md)).
         Under ``curve`` nothing is withheld (inference takes any free GPU).
 
         Returns

@@ -1,6 +1,6 @@
 """Node shapes for instances: uniform nodes, an explicit list, or the real openb node mix.
 
-:func:`with_nodes` puts an instance's GPUs on nodes (PROBLEM.md section 8);
+:func:`with_nodes` puts an instance's GPUs on nodes (the specification (docs/model.md));
 :func:`openb_node_mix` gives the node sizes of a pool of any size drawn from
 the real mix of the openb cluster (``instances/data/openb/``): nodes of 1, 2,
 4 and 8 GPUs.
@@ -114,7 +114,7 @@ def openb_node_mix(num_gpus: int, seed: int = 0) -> list[int]:
 
 
 def price_of_topology(flat: Any, on_nodes: Any) -> dict[str, float | None]:
-    """Price of topology from a flat result and a node result (PROBLEM.md section 8).
+    """Price of topology from a flat result and a node result (the specification (docs/model.md)).
 
     Parameters
     ----------

@@ -1,7 +1,7 @@
 """Scenarios: the inference demand a day actually brings, beside the forecast.
 
 An instance's service ``demand`` is the forecast a plan is made on; a
-:class:`Scenario` holds the actual demand of each service (PROBLEM.md section
+:class:`Scenario` holds the actual demand of each service (docs/model.md section
 10). The file format is ``gpusched-scenario/1``::
 
     {"format": "gpusched-scenario/1", "instance": "example",

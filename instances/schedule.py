@@ -31,7 +31,7 @@ class Schedule:
         Map from job name to its start slot (an ``int``).
     placement
         For an instance with nodes: map from job name to a map from node name
-        to the GPUs the job holds there (PROBLEM.md section 8). Empty (the
+        to the GPUs the job holds there (the specification (docs/model.md)). Empty (the
         default) for a flat pool.
 
     Raises

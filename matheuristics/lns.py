@@ -18,6 +18,8 @@ nodes (:func:`node_window`): the fixed jobs' GPUs leave the pool as above
 and, on the nodes they run on, are withheld per node and slot (the
 ``reserved`` option of :func:`milp.nodes.build_nodes`), and the window is
 solved with the node model, its answer tested against that model's rows.
+
+Over 500 lines because the flat and the node windows share the round loop, the window choice and the array fast path, and are read against each other.
 """
 
 from __future__ import annotations

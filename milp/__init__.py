@@ -1,4 +1,4 @@
-"""The exact time-indexed MILP (PROBLEM.md section 4): built as arrays, solved by HiGHS.
+"""The exact time-indexed MILP (the specification (docs/model.md)): built as arrays, solved by HiGHS.
 
 ::
 

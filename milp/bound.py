@@ -1,6 +1,6 @@
 """Upper bounds at any scale: ``milp.bound`` finds multipliers, the certificate proves them.
 
-Every bound here is the Lagrangian ``L(lam)`` of PROBLEM.md section 7 at some
+Every bound here is the Lagrangian ``L(lam)`` of the specification (docs/model.md) at some
 ``lam >= 0``, evaluated by :func:`instances.lagrangian_value` (independent of
 this module, rounded up). The methods differ in how they find ``lam``:
 
@@ -18,6 +18,8 @@ its value suffers. The target of the step sizes is a feasible value, from
 a ``primal`` callable given by the caller (a feasible value at the current
 multipliers, e.g. the Lagrangian heuristic of the layer above, every few
 iterations), or a fixed ``lower`` value. This package knows no heuristic.
+
+Over 500 lines because the two multiplier searches, the LP-dual bounds and the bounds ``milp.solve`` holds share one oracle and one search state.
 """
 
 from __future__ import annotations

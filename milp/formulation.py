@@ -1,4 +1,4 @@
-"""The time-indexed formulation as arrays (PROBLEM.md section 4), built without solving.
+"""The time-indexed formulation as arrays (the specification (docs/model.md)), built without solving.
 
 One column per usable (job, start) pair, ``x[j, s] = 1`` iff job ``j`` starts at
 slot ``s``, built with numpy index arithmetic (no Python loop over nonzeros).

@@ -1,4 +1,4 @@
-"""The exact node model (PROBLEM.md sections 4 and 8), built as arrays and solved by HiGHS.
+"""The exact node model (the specification (docs/model.md)), built as arrays and solved by HiGHS.
 
 One binary column per usable (job, placement, start): a job of at most the
 largest node's GPUs chooses one node with room for it; a larger job chooses a
@@ -44,6 +44,8 @@ nodes. Its upper bound is the smallest of the node model's dual and LP
 bounds, the sum of the values of the jobs that have a column, and the flat
 model's bound (the flat model is a relaxation: :func:`milp.build` ignores
 nodes), from a flat solve within a share of the time limit.
+
+Over 500 lines because the node model's builder, its two symmetry modes, its HiGHS solve and the flat-bound assembly are one model; the builder and the solve are the candidates to split.
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ def node_classes(inst: Instance, reserved: np.ndarray | None = None) -> tuple[np
 def job_placements(
     inst: Instance, max_placements: int = DEFAULT_MAX_PLACEMENTS
 ) -> list[list[tuple[int, ...]]]:
-    """The valid placements of every job, as tuples of node positions (PROBLEM.md section 8).
+    """The valid placements of every job, as tuples of node positions (the specification (docs/model.md)).
 
     A job of at most the largest node's GPUs: each node with room for it,
     ``(k,)``. A larger job: every set of whole nodes whose GPUs sum to
@@ -1088,7 +1090,7 @@ def _assemble(
 # ---------------------------------------------------------- price of topology
 @dataclass(frozen=True)
 class PriceOfTopology:
-    """The flat optimum minus the node optimum (PROBLEM.md section 8), or bounds on it.
+    """The flat optimum minus the node optimum (the specification (docs/model.md)), or bounds on it.
 
     Attributes
     ----------

@@ -102,7 +102,7 @@ def list_starts_nodes_ref(
 
 
 def fifo_nodes_ref(inst: Instance, reservation: str = "peak") -> tuple[list[int], list[list[int]]]:
-    """FIFO on nodes (PROBLEM.md section 8): arrival order, never before the last start, first fit."""
+    """FIFO on nodes (the specification (docs/model.md)): arrival order, never before the last start, first fit."""
     pool = capacity_ref(inst, reservation)
     nodes = [[c] * inst.horizon for c in node_caps_ref(inst, reservation)]
     start, place = [-1] * inst.num_jobs, [[] for _ in range(inst.num_jobs)]

@@ -1,4 +1,4 @@
-"""The online replay (gpusched.simulate): PROBLEM.md section 10's rules, case by case.
+"""The online replay (gpusched.simulate): the specification (docs/model.md)'s rules, case by case.
 
 Hand-worked tiny days for every rule (preemption order, a planned start that
 does not fit, restart from scratch, unserved inference), the exact-forecast
@@ -295,7 +295,7 @@ def test_a_bound_for_another_scenario_is_refused():
 
 # ------------------------------------------------------------------ reference
 def _reference(inst: Instance, sc: Scenario, plan: dict[str, int], preempt: bool):
-    """PROBLEM.md section 10 for one plan, slot by slot, written plainly."""
+    """the specification (docs/model.md) for one plan, slot by slot, written plainly."""
     G, T = inst.num_gpus, inst.horizon
     a = [sum(sc.actual[s.name][t] for s in inst.services) for t in range(T)]
     pos = {j.name: k for k, j in enumerate(inst.jobs)}

@@ -1,4 +1,4 @@
-"""Trace import (instances.traces): every rule of PROBLEM.md section 9 on every format.
+"""Trace import (instances.traces): every rule of the specification (docs/model.md) on every format.
 
 The sample files in ``tests/data/traces`` hold one record per rule; the
 expected jobs and counts below are worked out by hand from them (comments

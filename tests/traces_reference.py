@@ -1,4 +1,4 @@
-"""A plain reading of PROBLEM.md section 9, one record at a time, for openb and SWF.
+"""A plain reading of the specification (docs/model.md), one record at a time, for openb and SWF.
 
 Written apart from ``instances.traces`` (whole file in memory, no numpy, no
 window pruning) so the tests can hold the streaming importer to it.

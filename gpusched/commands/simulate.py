@@ -1,5 +1,5 @@
 """Online-operation subcommands: ``scenario`` draws a day's actual demand,
-``simulate`` replays a method's plans against it (PROBLEM.md section 10)."""
+``simulate`` replays a method's plans against it (the specification (docs/model.md))."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``import`` subcommand: a trace file as an instance file (PROBLEM.md section 9)."""
+"""The ``import`` subcommand: a trace file as an instance file (the specification (docs/model.md))."""
 
 from __future__ import annotations
 

@@ -5,6 +5,8 @@ A view is a :class:`~.render.TableView`: a numeric :class:`pandas.DataFrame`
 (Markdown or booktabs LaTeX). The numbers come from :mod:`.aggregate`; a
 conflict between a bound and a feasible value, and intervals over fewer than
 :data:`~.aggregate.FEW_VALUES` values, are said in the notes.
+
+Over 500 lines because it holds the four views side by side, each a few short functions over the same prepared rows.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ the family's name. The generators are in :mod:`.catalogue`, their building
 blocks (job sizes by kind, daily curves, job draws) in :mod:`.generators`,
 and the real traffic of ``trace-servegen`` in :mod:`instances.servegen`.
 
-Every family takes a node shape (``node_gpus``, PROBLEM.md section 8): the
+Every family takes a node shape (``node_gpus``, the specification (docs/model.md)): the
 family draws its instance as always, then :func:`instances.with_nodes` puts
 its GPUs on nodes. Without ``node_gpus`` the instance (and its file) is the
 flat one of version 1.

@@ -1,4 +1,4 @@
-"""Trace import: real cluster logs as instances (PROBLEM.md section 9).
+"""Trace import: real cluster logs as instances (the specification (docs/model.md)).
 
 :func:`from_trace` reads a trace file in one of :data:`FORMATS` and applies
 the same rules to every format, so two tools importing the same file agree:

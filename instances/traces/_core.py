@@ -1,4 +1,4 @@
-"""The rules of trace import shared by every format (PROBLEM.md section 9).
+"""The rules of trace import shared by every format (the specification (docs/model.md)).
 
 A reader parses its file into :class:`Records` (numpy columns, file order)
 and hands them to an :class:`Importer`, which keeps only the records inside

@@ -1,7 +1,7 @@
 """Node lists for trace import: the openb node CSV, the pool rule, the placement test.
 
 A node list is a list of ``(name, gpus)`` pairs in file order. Valid
-placements follow PROBLEM.md section 8: one node, or for a job larger than
+placements follow the specification (docs/model.md): one node, or for a job larger than
 the largest node, whole nodes whose GPUs sum exactly to the job's.
 """
 
