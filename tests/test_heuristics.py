@@ -178,7 +178,13 @@ def test_results_are_checked_and_labelled() -> None:
         budget = {"time_limit": None} if m in ("sampling", "local-search", "lns", "best") else {}
         res = heuristics.solve(BACKFILL, m, **budget)
         assert res.method == m
-        assert res.upper_bound is None
+        if m == "lagrangian":  # the one method that certifies a bound: L(lam) at its multipliers
+            import milp
+
+            opt = milp.solve(BACKFILL, time_limit=30, mip_gap=0).value
+            assert res.bound_method == "lagrangian" and res.upper_bound >= opt - 1e-9
+        else:
+            assert res.upper_bound is None
         assert res.value == evaluate(BACKFILL, res.schedule).value
         evaluate(BACKFILL, res.schedule, res.reservation, enforce_reservation=True)
 
