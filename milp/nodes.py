@@ -63,6 +63,7 @@ import scipy.sparse as sp
 from instances import InfeasibleScheduleError, Instance, Result, Schedule, Status, evaluate
 
 from .formulation import DEFAULT_MAX_COLUMNS, DEFAULT_ROUNDING, rounded_coefficients
+from .solver import _check_args, _tolerance
 
 __all__ = [
     "DEFAULT_MAX_PLACEMENTS",
@@ -851,11 +852,6 @@ def lagrangian_bound(inst: Instance, time_limit: float) -> float | None:
     return float(bound(inst.replace(nodes=None), time_limit=time_limit).value)
 
 
-def _tolerance(inst: Instance, value: float) -> float:
-    values = inst.job_values[inst.job_values > 0]
-    return 1e-6 * max(abs(value), float(values.min()) if values.size else 1.0)
-
-
 def _warm_arrays(inst: Instance, warm: Any) -> tuple[np.ndarray, np.ndarray, str] | None:
     """A given warm start as node arrays; a schedule without a valid placement is placed."""
     if warm is None:
@@ -948,12 +944,7 @@ def solve_nodes(
         raise ValueError(
             f"backend: on an instance with nodes must be 'highs' or 'cpsat', got {backend!r}"
         )
-    if not (isinstance(time_limit, (int, float)) and time_limit >= 0 and not math.isnan(time_limit)):
-        raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
-    if not (isinstance(mip_gap, (int, float)) and 0 <= mip_gap < 1):
-        raise ValueError(f"mip_gap: must be in [0, 1), got {mip_gap!r}")
-    if not (isinstance(threads, int) and threads >= 1):
-        raise ValueError(f"threads: must be an integer >= 1, got {threads!r}")
+    _check_args(backend, time_limit, mip_gap, threads)
     if not (isinstance(flat_share, (int, float)) and 0 <= flat_share <= 1):
         raise ValueError(f"flat_share: must be in [0, 1], got {flat_share!r}")
     if isinstance(warm_start, str):
