@@ -54,7 +54,7 @@ EXPECTED = {
         # pod-d 5000 - 1200 = 3800 s = 2 slots; pod-f2 qos Other = 1.0
         [("pod-a", 1, 2, 0, 4.0), ("pod-b", 2, 1, 0, 1.0), ("pod-d", 8, 2, 0, 3.0),
          ("pod-f2", 1, 1, 0, 1.0)],
-        # pod-h at 86400; pod-c 0 GPUs; pod-i 16; pod-e run 0, pod-f negative, pod-j no
+        # pod-h at 86400; pod-c 0 GPUs; pod-i 16; pod-e run 0, pod-f run 0 (no scheduled_time), pod-j no
         # deletion_time; pod-g release 22 + 3 slots
         _skipped(window=1, no_gpus=1, too_large=1, no_run_time=3, past_horizon=1),
     ),

@@ -25,7 +25,13 @@ CASES = [
     ("openb", "duplicate_id.csv", {}, ["line 3", "job id 'pod-a' repeats that of line 2"]),
     ("swf", "too_few_fields.swf", {}, ["line 4", "too few fields: 10 of 18"]),
     ("swf", "non_numeric.swf", {}, ["line 3", "field 2 (submit time)", "'abc'"]),
-    ("swf", "negative_run.swf", {}, ["no usable job", "no_run_time 2"]),
+    ("swf", "negative_run.swf", {}, ["line 3", "field 4 (run time): negative, got -50"]),
+    ("openb", "negative_run.csv", {}, ["line 4", "deletion_time: before creation_time",
+                                       "run time -100 s"]),
+    ("helios", "helios_negative.csv", {}, ["line 3", "duration: negative, got -249"]),
+    ("philly", "philly_negative.json", {}, ["line 4", "attempts.end_time: before"]),
+    ("pai", "pai_negative_jobs.csv", {"tasks": BROKEN / "pai_negative_tasks.csv"},
+     ["line 2", "end_time: before the first task's start_time", "run time -300 s"]),
     ("helios", "bad_time.csv", {}, ["line 3", "submit_time", "'yesterday'"]),
     ("philly", "bad_syntax.json", {}, ["line 5", "not valid JSON"]),
     ("philly", "bad_record.json", {}, ["line 4", "submitted_time", "'not a date'"]),
@@ -86,6 +92,12 @@ SKIPPABLE = [
     ("swf", "non_numeric.swf", {}, 2, 1),
     ("helios", "bad_time.csv", {}, 1, 1),
     ("philly", "bad_record.json", {}, 1, 1),
+    # a negative run time is malformed; SWF's -1 (missing) stays a skip reason
+    ("swf", "negative_run.swf", {}, 1, 1),
+    ("openb", "negative_run.csv", {}, 2, 1),
+    ("helios", "helios_negative.csv", {}, 1, 1),
+    ("philly", "philly_negative.json", {}, 1, 1),
+    ("pai", "pai_negative_jobs.csv", {"tasks": BROKEN / "pai_negative_tasks.csv"}, 1, 1),
 ]
 
 

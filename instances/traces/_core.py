@@ -35,7 +35,8 @@ REASONS: tuple[str, ...] = (
 
 ``window``: submitted outside ``[start, start + hours)``; ``no_gpus``: no GPU
 asked; ``too_large``: more GPUs than the pool, or no valid placement on its
-nodes; ``no_run_time``: run time missing, zero or negative; ``past_horizon``:
+nodes; ``no_run_time``: run time missing (SWF ``-1``) or zero (a negative run
+time is a malformed record, as the trace-import issue asks); ``past_horizon``:
 release plus duration past the horizon; ``max_jobs``: beyond ``max_jobs`` in
 submit order. Malformed records skipped under ``skip_bad`` count as ``bad``."""
 

@@ -42,6 +42,8 @@ def from_helios(path: str, options: Options) -> Any:
                 if s != s:
                     raise Bad("submit_time: empty")
                 d = as_number("duration", row[i_dur])
+                if d < 0:
+                    raise Bad(f"duration: negative, got {d:g}")
             except Bad as e:
                 imp.bad(line, str(e))
                 continue

@@ -46,10 +46,13 @@ def from_openb(path: str, options: Options) -> Any:
                     raise Bad("creation_time: empty")
                 d = as_number("deletion_time", deleted)
                 s = as_number("scheduled_time", sched)
+                begin = c if math.isnan(s) else s
+                if d < begin:
+                    since = "creation_time" if math.isnan(s) else "scheduled_time"
+                    raise Bad(f"deletion_time: before {since} (run time {d - begin:g} s)")
             except Bad as e:
                 imp.bad(line, str(e))
                 continue
-            begin = c if math.isnan(s) else s
             buf.append(c, g, d - begin, line, name.strip(), qos.strip())
         buf.flush()
     return imp.finish(imp.candidates())

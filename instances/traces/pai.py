@@ -13,7 +13,8 @@ class field. Its GPUs come from its tasks: each instance of a task takes
 share below 100 still takes one), so a job takes
 ``sum(inst_num * ceil(plan_gpu / 100))`` over its tasks (0 without tasks).
 Its run time is the job's ``end_time`` minus the earliest ``start_time`` of
-its tasks (missing when either is). Task rows are read only for the jobs in
+its tasks (missing when either is; a job that ends before its first task
+starts is malformed, named by its job-table line). Task rows are read only for the jobs in
 the window; a malformed one is an error naming the task file (counted under
 ``meta["import"]["task_rows_bad"]`` with ``skip_bad``).
 """
@@ -117,6 +118,12 @@ def from_pai(path: str, options: Options, tasks: str | None = None) -> Any:
     cand.gpus = gpus
     with np.errstate(invalid="ignore"):
         cand.run = np.where(np.isfinite(first), cand.run - first, np.nan)
+        negative = cand.run < 0
+    if negative.any():
+        for k in np.flatnonzero(negative)[np.argsort(cand.line[negative], kind="stable")]:
+            imp.bad(int(cand.line[k]), f"end_time: before the first task's start_time "
+                    f"(run time {cand.run[k]:g} s)", count=False)
+        cand = cand.take(~negative)
     extra = {"tasks_file": os.path.basename(task_path), "task_rows": task_rows,
              "task_rows_bad": task_bad}
     return imp.finish(cand, extra)

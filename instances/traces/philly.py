@@ -178,6 +178,9 @@ def from_philly(path: str, options: Options) -> Any:
                     t0 = _time("attempts.start_time", attempts[0].get("start_time"))
                     t1 = _time("attempts.end_time", attempts[-1].get("end_time"))
                     run = t1 - t0
+                    if run < 0:
+                        raise Bad(f"attempts.end_time: before attempts.start_time "
+                                  f"(run time {run:g} s)")
                 vc = job.get("vc", "")
             except Bad as e:
                 imp.bad(line, str(e))

@@ -112,8 +112,8 @@ def read_swf(
     """Parse an SWF file into an :class:`Importer` (window applied, nothing else).
 
     GPUs are ``ceil(procs / procs_per_gpu)``; a job number that is not a
-    non-negative integer, or a submit time that is missing or negative, makes
-    the line malformed.
+    non-negative integer, a submit time that is missing or negative, or a run
+    time below zero other than SWF's ``-1`` (missing), makes the line malformed.
     """
     if isinstance(procs_per_gpu, bool) or not isinstance(procs_per_gpu, int) or procs_per_gpu < 1:
         raise ValueError(f"procs_per_gpu: must be an integer >= 1, got {procs_per_gpu!r}")
@@ -136,7 +136,8 @@ def read_swf(
             ok = status == OK
             bad_job = ok & ~((job >= 0) & (np.floor(job) == job))
             bad_sub = ok & ~bad_job & ~(sub >= 0)
-            good = ok & ~bad_job & ~bad_sub
+            bad_run = ok & ~bad_job & ~bad_sub & (run < 0) & (run != -1)
+            good = ok & ~bad_job & ~bad_sub & ~bad_run
             if not good.all():
                 text = chunk.split(b"\n")
                 for r in np.flatnonzero(~good):
@@ -145,6 +146,8 @@ def read_swf(
                         what = _bad_message(text[ln - base], int(status[r]), int(fld[r]))
                     elif bad_job[r]:
                         what = f"field 1 (job number): must be an integer >= 0, got {job[r]:g}"
+                    elif bad_run[r]:
+                        what = f"field 4 (run time): negative, got {run[r]:g}"
                     else:
                         what = f"field 2 (submit time): missing or negative, got {sub[r]:g}"
                     imp.bad(ln, what)
