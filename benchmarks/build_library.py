@@ -3,8 +3,7 @@
 For every instance of :func:`plan` (every family, instances on nodes, trace
 imports), in one process:
 
-* a heuristic schedule: ``best`` on a flat pool, the best ``list`` schedule
-  over the placement rules on nodes (``best`` does not place on nodes);
+* a heuristic schedule: ``best`` (on nodes too: it places jobs);
 * ``gpusched.solve(inst, "milp", time_limit=...)`` (warm started by ``best``);
 * ``milp.bound(inst, "lagrangian", time_limit=..., lower=<best value>)``.
 
@@ -15,7 +14,9 @@ solver run that proved it (solver, version, time limit, status, the bound's
 source). A MILP stopped at its limit still proves its bound; the status says so.
 
 The index is rewritten after each entry, so an interrupted build keeps what
-it finished; ``--resume`` keeps the entries whose instance is unchanged.
+it finished; ``--resume`` keeps the entries whose instance is unchanged. A
+rebuilt entry never loses ground: its old schedule and bound (re-checked)
+compete with the new runs, so a rebuild with longer limits only improves it.
 
 Usage::
 
@@ -40,7 +41,6 @@ from typing import Any
 import gpusched
 import instances
 import milp
-from heuristics.placement import PLACEMENTS
 from instances import Instance
 from instances.io import atomic_write_text
 from instances.library import LIBRARY_FORMAT, content_hash, default_library_dir
@@ -147,51 +147,86 @@ def plan() -> list[Spec]:
 
 
 def _heuristic(inst: Instance, limit: float) -> instances.Result:
-    if inst.nodes is None:
-        return gpusched.solve(inst, "best", time_limit=limit)
-    runs = [gpusched.solve(inst, "list", placement=rule) for rule in PLACEMENTS]
-    return max(runs, key=lambda r: r.value)
+    return gpusched.solve(inst, "best", time_limit=limit)  # on nodes too: best places jobs
 
 
-def build_entry(spec: Spec, inst: Instance, root: Path, scale: float, date: str) -> dict[str, Any]:
-    """Run the methods on one instance, write its files, return its index entry."""
+def _previous(keep: dict[str, Any] | None, inst: Instance, root: Path) -> tuple[
+        list[tuple[float, str, instances.Schedule, str]],
+        list[tuple[float, int, dict[str, Any], str, Any]]]:
+    """The schedule and bound of the entry being rebuilt, re-checked, as candidates.
+
+    A rebuild never loses a best known value or bound: the old schedule competes
+    with the new runs (re-checked against the instance) and the old bound with
+    the new bounds (a certificate re-checked, a solver run taken as recorded).
+    """
+    if keep is None or keep["instance_sha256"] != content_hash(inst):
+        return [], []
+    bk, bd = keep["best_known"], keep["bound"]
+    sched = instances.load_schedule(root / bk["schedule"])
+    try:
+        scheds = [(instances.evaluate(inst, sched).value, bk["method"], sched, bk["date"])]
+    except instances.InfeasibleScheduleError as e:
+        logger.warning("%s: the old schedule fails the checker (%s): dropped", inst.name, e)
+        return [], []
+    bounds: list[tuple[float, int, dict[str, Any], str, Any]] = []
+    if "certificate" in bd:
+        cert = instances.load_bound(root / bd["certificate"])
+        if instances.check_bound(inst, cert, sched)[0]:
+            bounds.append((float(bd["value"]), 0, {"certificate": bd["certificate"]}, bd["date"],
+                           cert))
+    else:
+        bounds.append((float(bd["value"]), 1, {"solver": bd["solver"]}, bd["date"], None))
+    return scheds, bounds
+
+
+def build_entry(spec: Spec, inst: Instance, root: Path, scale: float, date: str,
+                keep: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run the methods on one instance, write its files, return its index entry.
+
+    ``keep``: the instance's current entry, whose schedule and bound stay when
+    the new runs do not beat them (:func:`_previous`).
+    """
     name = inst.name
     tol = 1e-9
-    cands: list[tuple[float, str, instances.Schedule]] = []
+    old_scheds, old_bounds = _previous(keep, inst, root)
+    cands: list[tuple[float, str, instances.Schedule, str]] = list(old_scheds)
     t0 = time.perf_counter()
     heur = _heuristic(inst, spec.best_s * scale)
     t_heur = time.perf_counter() - t0
-    hname = "best" if inst.nodes is None else f"list ({heur.params.get('placement')})"
-    cands.append((instances.evaluate(inst, heur.schedule).value, hname, heur.schedule))
+    hname = "best"
+    cands.append((instances.evaluate(inst, heur.schedule).value, hname, heur.schedule, date))
     t0 = time.perf_counter()
     mr = gpusched.solve(inst, "milp", time_limit=spec.milp_s * scale)
     t_milp = time.perf_counter() - t0
-    cands.append((instances.evaluate(inst, mr.schedule).value, "milp", mr.schedule))
-    value, method, sched = max(cands, key=lambda c: c[0])  # ties: the first (the heuristic)
+    cands.append((instances.evaluate(inst, mr.schedule).value, "milp", mr.schedule, date))
+    # the largest; ties: the first (the old entry's, then the heuristic's)
+    value, method, sched, found = max(cands, key=lambda c: c[0])
     t0 = time.perf_counter()
     b = milp.bound(inst, "lagrangian", time_limit=spec.bound_s * scale, lower=value)
     t_bound = time.perf_counter() - t0
     cert = b.certificate(inst)
     ok, _ = instances.check_bound(inst, cert, sched)
-    bounds: list[tuple[float, int, dict[str, Any]]] = []
+    bounds: list[tuple[float, int, dict[str, Any], str, Any]] = [
+        x for x in old_bounds if x[0] >= value - tol * max(1.0, abs(value))]
     if ok:
-        bounds.append((b.value, 0, {"certificate": f"bounds/{name}.json"}))
+        bounds.append((b.value, 0, {"certificate": f"bounds/{name}.json"}, date, cert))
     if mr.upper_bound is not None and str(mr.status) in ("optimal", "time_limit"):
         if mr.upper_bound >= value - tol * max(1.0, abs(value)):
             solver = {"name": gpusched.EXACT_METHODS["milp"], "version": version("highspy"),
                       "time_limit": spec.milp_s * scale, "status": str(mr.status),
                       "bound_method": mr.bound_method}
-            bounds.append((float(mr.upper_bound), 1, {"solver": solver}))
+            bounds.append((float(mr.upper_bound), 1, {"solver": solver}, date, None))
         else:
             logger.warning("%s: the MILP's bound %r is below the best value %r: dropped",
                            name, mr.upper_bound, value)
     # the smallest; the certificate (checkable by anyone) when within 1e-9 of the solver's
-    ub, _, proof = min(bounds, key=lambda x: (x[0] * (1 - tol * (x[1] == 0)), x[1]))
+    ub, _, proof, proved, ub_cert = min(
+        bounds, key=lambda x: (x[0] * (1 - tol * (x[1] == 0)), x[1]))
     instances.save(inst, root / "instances" / f"{name}.json")
     instances.save_schedule(sched, root / "schedules" / f"{name}.json")
     cert_path = root / "bounds" / f"{name}.json"
     if "certificate" in proof:
-        instances.save_bound(cert, cert_path)
+        instances.save_bound(ub_cert, cert_path)
     elif cert_path.exists():
         cert_path.unlink()
     logger.info(
@@ -205,8 +240,8 @@ def build_entry(spec: Spec, inst: Instance, root: Path, scale: float, date: str)
         "name": name, "family": spec.family, "source": spec.source,
         "instance": f"instances/{name}.json", "instance_sha256": content_hash(inst),
         "best_known": {"value": value, "schedule": f"schedules/{name}.json", "method": method,
-                       "date": date},
-        "bound": {"value": ub, "date": date, **proof},
+                       "date": found},
+        "bound": {"value": ub, "date": proved, **proof},
     }
 
 
@@ -259,7 +294,7 @@ def main() -> None:
             continue
         if only and inst.name not in only:
             continue
-        entries.append(build_entry(spec, inst, root, args.scale, date))
+        entries.append(build_entry(spec, inst, root, args.scale, date, keep))
         _write_index(root, entries)
     _write_index(root, entries)
     if args.docs is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -227,3 +228,40 @@ def test_the_library_is_package_data():
         for p in (e.instance, e.best_schedule, e.bound.certificate):
             assert p is None or p in shipped, p
     assert lib.index in shipped
+
+
+def _build_library_module():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "build_library.py"
+    spec = importlib.util.spec_from_file_location("build_library", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_a_rebuilt_entry_never_loses_its_best_known_value_or_bound(tmp_path):
+    """``build_library.py`` keeps an entry's old schedule and bound when a (short) rebuild
+    does not beat them; the rebuilt entry still verifies."""
+    bl = _build_library_module()
+    root = tmp_path / "lib"
+    shutil.copytree(instances.library.default_library_dir(), root)
+    index = json.loads((root / "index.json").read_text())
+    keep = next(e for e in index["entries"] if e["name"] == "medium-s9")
+    spec = next(s for s in bl.plan() if s.source == keep["source"])
+    inst = spec.make()
+    assert instances.library.content_hash(inst) == keep["instance_sha256"]
+    # a better old schedule than a 0.3 s best can find: the MILP's, kept under another name
+    sched = instances.load_schedule(root / keep["best_known"]["schedule"])
+    old_value = instances.evaluate(inst, sched).value
+    entry = bl.build_entry(spec, inst, root, 0.01, "2099-01-01", keep)
+    assert entry["best_known"]["value"] >= old_value - 1e-9
+    assert entry["bound"]["value"] <= keep["bound"]["value"] + 1e-9
+    if entry["best_known"]["value"] <= old_value + 1e-9:  # not beaten: the old one stays
+        assert entry["best_known"]["method"] == keep["best_known"]["method"]
+        assert entry["best_known"]["date"] == keep["best_known"]["date"]
+    index["entries"] = [entry if e["name"] == entry["name"] else e for e in index["entries"]]
+    (root / "index.json").write_text(json.dumps(index))
+    report = library.verify(root)
+    assert report.ok, report.problems
