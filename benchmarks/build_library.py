@@ -232,8 +232,8 @@ def build_entry(spec: Spec, inst: Instance, root: Path, scale: float, date: str,
     logger.info(
         "%s: %s %.6g (%.1f s), milp %s %.6g bound %s (%.1f s), lagrangian %.6g (%.1f s): "
         "best %.6g by %s, bound %.6g (%s), gap %.3f%%",
-        name, hname, cands[0][0], t_heur, mr.status, mr.value, mr.upper_bound, t_milp,
-        b.value, t_bound, value, method, ub, next(iter(proof)),
+        name, hname, cands[len(old_scheds)][0], t_heur, mr.status, mr.value, mr.upper_bound,
+        t_milp, b.value, t_bound, value, method, ub, next(iter(proof)),
         100 * (ub - value) / ub if ub else 0.0,
     )
     return {

@@ -19,7 +19,8 @@ from .formulation import Formulation
 from .progress import Progress
 
 __all__ = [
-    "PRESOLVE_SECONDS_PER_NONZERO", "PROBING_SECONDS_PER_NONZERO", "ROOT_LP_SHARE", "STATUS",
+    "PRESOLVE_SECONDS_PER_NONZERO", "PROBING_SECONDS_PER_NONZERO", "ROOT_LP_SECONDS_PER_NONZERO",
+    "ROOT_LP_SHARE", "STATUS",
     "lp_relaxation", "lp_solution", "pass_model", "presolve_rules_off", "silence_banner",
     "solve_highs",
 ]
@@ -39,6 +40,12 @@ STATUS: dict[str, Status] = {
 
 ROOT_LP_SHARE = 0.5
 """Largest share of :func:`solve_highs`'s time limit the separate root LP may take."""
+
+ROOT_LP_SECONDS_PER_NONZERO = 1.1e-5
+"""The root LP's cost per nonzero (dual simplex, one thread), for deciding whether to run
+it beside a Lagrangian bound. Measured on a quiet machine: large, 2,000 jobs with the
+rounded rows, 1.9 million nonzeros, 20.8 s (the plain rows of 10,000 jobs, 10 million
+nonzeros: 159-172 s); docs/bounds.md. The LP keeps its time cap when it is slower."""
 
 PROBING_SECONDS_PER_NONZERO = 1e-4
 """A pessimistic cost of HiGHS's probing per nonzero (medium: 117,000 nonzeros, 8-12 s

@@ -381,9 +381,13 @@ def solve(
         form, held = bounds_before_solve(form, ws, time_limit, time.perf_counter() - t0,
                                          lagrangian=lagrangian, fixing=fixing)
         if held.lagrangian is not None and backend == "highs" and "root_lp" not in params:
-            # the Lagrangian bound is the plain LP's: a separate root LP of a model this
-            # large would take the time of the search and of the LNS (docs/bounds.md)
-            params["root_lp"] = False
+            # the Lagrangian bound is the plain LP's; the root LP (with the rounded rows,
+            # tighter) runs only when it is expected to end in its share of the time left
+            from .highs import ROOT_LP_SECONDS_PER_NONZERO, ROOT_LP_SHARE
+
+            left = max(0.0, time_limit - (time.perf_counter() - t0))
+            if form.nnz * ROOT_LP_SECONDS_PER_NONZERO > ROOT_LP_SHARE * left:
+                params["root_lp"] = False
         raw = solve_arrays(
             form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)), mip_gap=mip_gap,
             threads=threads, warm_start=ws, backend=backend, progress=bar, hooks=hooks, **params,

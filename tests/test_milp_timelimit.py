@@ -132,3 +132,18 @@ def test_a_model_too_large_for_presolve_gives_the_time_to_the_hooks(monkeypatch)
     assert time.perf_counter() - t < 10.0
     assert "not run" in res.message
     assert res.upper_bound is not None and res.upper_bound >= res.value
+
+
+@pytest.mark.parametrize("per_nonzero, runs", [(1e-9, True), (1.0, False)])
+def test_beside_a_lagrangian_bound_the_root_lp_runs_when_it_fits(monkeypatch, per_nonzero,
+                                                                runs) -> None:
+    """The rounded rows' LP is tighter than any Lagrangian bound: it runs beside one when
+    its estimated time (nonzeros x ``ROOT_LP_SECONDS_PER_NONZERO``) fits its share."""
+    inst = instances.generate("medium", seed=5)
+    monkeypatch.setattr(highs, "ROOT_LP_SECONDS_PER_NONZERO", per_nonzero)
+    res = milp.solve(inst, time_limit=4, lagrangian=True)
+    assert (res.lp_bound is not None) == runs
+    assert res.upper_bound >= res.value - 1e-6
+    if runs:  # the rounded LP (4,895.37) is below the plain LP's Lagrangian bound (4,929.6)
+        assert res.upper_bound <= res.lp_bound + 1e-6 < 4929.0
+        assert res.bound_method != "lagrangian"
