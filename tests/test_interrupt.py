@@ -55,8 +55,14 @@ def _rows(out: Path) -> dict[str, bytes]:
 
 
 def _start(cmd: list[str]) -> subprocess.Popen:
+    # SIGINT as at a terminal, even when this test run inherited it ignored (a
+    # background job): a process that starts with SIGINT ignored rightly keeps ignoring it
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_sigint)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_rows(out: Path, n: int, proc: subprocess.Popen, timeout: float = 60) -> None:

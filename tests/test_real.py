@@ -13,6 +13,7 @@ from gpusched import reproduce, sweep
 from gpusched.cli import main
 from gpusched.reproduce import FLAT_BOUND, REAL_METHODS, REAL_QUICK
 
+
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("real")

@@ -265,7 +265,9 @@ def test_sigkill_then_resume(tmp_path, monkeypatch, workers):
 def test_sigint_stops_cleanly_with_resume_hint(tmp_path):
     out = tmp_path / "out"
     proc = subprocess.Popen(_slow_cmd(tmp_path, out), cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            # SIGINT as at a terminal, even if this run inherited it ignored
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     _wait_for_rows(out, 2, proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
