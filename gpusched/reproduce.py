@@ -45,8 +45,8 @@ from .sweep import (
     BenchSummary,
     Cell,
     MethodSpec,
+    cell_rows,
     instance_hash,
-    load_rows,
     make_cells,
     make_config,
     run_bench,
@@ -67,6 +67,7 @@ __all__ = [
     "RealReport",
     "ReproduceReport",
     "best_values",
+    "finish_real",
     "real_cells",
     "real_frame",
     "real_summary",
@@ -154,9 +155,7 @@ def reproduce_seed(
     config = seed_config(seeds, time_limit, ablation=ablation, params=params)
     cells = make_cells(config)
     summary = run_bench(cells, out, workers=workers, scheduler=scheduler, progress=progress)
-    keys = {c.key for c in cells}
-    df = load_rows(out)
-    df = df[df["cell"].isin(keys)].reset_index(drop=True)
+    df = cell_rows(out, cells)
     files = write_report(out, df=df, summary_methods=SEED_METHODS)
     return ReproduceReport(summary, seed_view(df), files)
 
@@ -491,13 +490,18 @@ def reproduce_real(
                        inference_share=inference_share, methods=methods)
     summary = run_bench(cells, out, workers=workers, scheduler=scheduler, progress=progress,
                         retry_errors=retry_errors)
-    keys = {c.key for c in cells}
-    df = load_rows(out)
-    df = df[df["cell"].isin(keys)].reset_index(drop=True)
-    extra = _lagrangian_bounds(cells, out, time_limit, best_values(df))
+    return RealReport(summary, *finish_real(out, cells, time_limit))
+
+
+def finish_real(out: str | os.PathLike[str], cells: Sequence[Cell], time_limit: float,
+                ) -> tuple[pd.DataFrame, pd.DataFrame, list[Path]]:
+    """After the sweep of ``cells`` in ``out``: the Lagrangian bounds (``time_limit`` s
+    each), the per-instance frame, the table by contention band and their files."""
+    df = cell_rows(out, cells)
+    extra = _lagrangian_bounds(cells, Path(out), time_limit, best_values(df))
     frame = real_frame(df, cells, extra)
     table = real_summary(frame)
-    return RealReport(summary, frame, table, write_real(out, frame, table))
+    return frame, table, write_real(out, frame, table)
 
 
 def write_real(out: str | os.PathLike[str], frame: pd.DataFrame, table: pd.DataFrame) -> list[Path]:

@@ -282,12 +282,9 @@ def cmd_reproduce_real(args: argparse.Namespace) -> int:
         REAL_POOLS,
         REAL_QUICK,
         REAL_TIME_LIMIT,
+        finish_real,
         real_cells,
-        real_frame,
-        real_summary,
-        write_real,
     )
-    from ..sweep import load_rows
 
     _check_workers(args)
     if args.seeds is not None or args.no_ablation or args.param:
@@ -320,15 +317,7 @@ def cmd_reproduce_real(args: argparse.Namespace) -> int:
         s = _run(args, cells, _argv())
     except _Interrupted:
         return RESUME_EXIT
-    keys = {c.key for c in cells}
-    df = load_rows(args.output)
-    df = df[df["cell"].isin(keys)].reset_index(drop=True)
-    from ..reproduce import _lagrangian_bounds, best_values
-
-    extra = _lagrangian_bounds(cells, Path(args.output), base["time_limit"], best_values(df))
-    frame = real_frame(df, cells, extra)
-    table = real_summary(frame)
-    files = write_real(args.output, frame, table)
+    frame, table, files = finish_real(args.output, cells, base["time_limit"])
     print(table.to_markdown(index=False, floatfmt=".1f"))
     print(f"{s.ran} cells run ({s.errors} errors), {s.skipped} already done; "
           f"{len(frame)} instances; table, rows and plot: {', '.join(str(f) for f in files)}")
@@ -347,7 +336,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         raise ValueError("--quick: an option of reproduce real, not seed")
     from ..report import write_report
     from ..reproduce import DEFAULT_SEEDS, DEFAULT_TIME_LIMIT, SEED_METHODS, seed_config
-    from ..sweep import load_rows, make_cells
+    from ..sweep import cell_rows, make_cells
     from ..tables import seed_view
 
     _check_workers(args)
@@ -361,9 +350,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         s = _run(args, cells, _argv())
     except _Interrupted:
         return RESUME_EXIT
-    keys = {c.key for c in cells}
-    df = load_rows(args.output)
-    df = df[df["cell"].isin(keys)].reset_index(drop=True)
+    df = cell_rows(args.output, cells)
     files = write_report(args.output, df=df, summary_methods=SEED_METHODS)
     print(seed_view(df).render("markdown"))
     print(f"{s.ran} cells run ({s.errors} errors), {s.skipped} already done; "

@@ -29,7 +29,7 @@ from .cells import (
 from .config import MAX_SEEDS, BenchConfig, MethodSpec, load_config, make_config, parse_seeds
 from .runner import CONSOLIDATE_EVERY_S, BenchSummary, run_bench
 from .scenarios import ScenarioConfig, SimSpec, scenario_config
-from .store import SORT_COLUMNS, consolidate, done_keys, load_rows
+from .store import SORT_COLUMNS, cell_rows, consolidate, done_keys, load_rows
 
 __all__ = [
     "CONSOLIDATE_EVERY_S",
@@ -44,6 +44,7 @@ __all__ = [
     "MethodSpec",
     "ScenarioConfig",
     "SimSpec",
+    "cell_rows",
     "consolidate",
     "done_keys",
     "error_row",

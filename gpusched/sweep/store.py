@@ -95,6 +95,19 @@ def load_rows(path: str | os.PathLike[str]) -> pd.DataFrame:
     return df.sort_values(SORT_COLUMNS, kind="stable").reset_index(drop=True)
 
 
+def cell_rows(out: str | os.PathLike[str], cells: Iterable[Cell]) -> pd.DataFrame:
+    """The rows of ``cells`` only, from the results folder ``out`` (which may hold others).
+
+    Raises
+    ------
+    ValueError
+        If the folder holds no results.
+    """
+    keys = {c.key for c in cells}
+    df = load_rows(out)
+    return df[df["cell"].isin(keys)].reset_index(drop=True)
+
+
 def consolidate(out: str | os.PathLike[str]) -> Path | None:
     """Rebuild ``results.csv`` from the per-cell rows, atomically; returns its path."""
     out = Path(out)
