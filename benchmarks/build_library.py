@@ -194,8 +194,7 @@ def build_entry(spec: Spec, inst: Instance, root: Path, scale: float, date: str,
     t0 = time.perf_counter()
     heur = _heuristic(inst, spec.best_s * scale)
     t_heur = time.perf_counter() - t0
-    hname = "best"
-    cands.append((instances.evaluate(inst, heur.schedule).value, hname, heur.schedule, date))
+    cands.append((instances.evaluate(inst, heur.schedule).value, "best", heur.schedule, date))
     t0 = time.perf_counter()
     mr = gpusched.solve(inst, "milp", time_limit=spec.milp_s * scale, threads=2)  # LNS helper on
     t_milp = time.perf_counter() - t0
@@ -207,12 +206,13 @@ def build_entry(spec: Spec, inst: Instance, root: Path, scale: float, date: str,
     t_bound = time.perf_counter() - t0
     cert = b.certificate(inst)
     ok, _ = instances.check_bound(inst, cert, sched)
+    floor = value - tol * max(1.0, abs(value))  # a bound below the best value is wrong
     bounds: list[tuple[float, int, dict[str, Any], str, Any]] = [
-        x for x in old_bounds if x[0] >= value - tol * max(1.0, abs(value))]
+        x for x in old_bounds if x[0] >= floor]
     if ok:
         bounds.append((b.value, 0, {"certificate": f"bounds/{name}.json"}, date, cert))
     if mr.upper_bound is not None and str(mr.status) in ("optimal", "time_limit"):
-        if mr.upper_bound >= value - tol * max(1.0, abs(value)):
+        if mr.upper_bound >= floor:
             solver = {"name": gpusched.EXACT_METHODS["milp"], "version": version("highspy"),
                       "time_limit": spec.milp_s * scale, "status": str(mr.status),
                       "bound_method": mr.bound_method}
@@ -231,9 +231,9 @@ def build_entry(spec: Spec, inst: Instance, root: Path, scale: float, date: str,
     elif cert_path.exists():
         cert_path.unlink()
     logger.info(
-        "%s: %s %.6g (%.1f s), milp %s %.6g bound %s (%.1f s), lagrangian %.6g (%.1f s): "
+        "%s: best %.6g (%.1f s), milp %s %.6g bound %s (%.1f s), lagrangian %.6g (%.1f s): "
         "best %.6g by %s, bound %.6g (%s), gap %.3f%%",
-        name, hname, cands[len(old_scheds)][0], t_heur, mr.status, mr.value, mr.upper_bound,
+        name, cands[len(old_scheds)][0], t_heur, mr.status, mr.value, mr.upper_bound,
         t_milp, b.value, t_bound, value, method, ub, next(iter(proof)),
         100 * (ub - value) / ub if ub else 0.0,
     )

@@ -21,7 +21,8 @@ from .progress import Progress
 __all__ = [
     "PRESOLVE_SECONDS_PER_NONZERO", "PROBING_SECONDS_PER_NONZERO", "ROOT_LP_SECONDS_PER_NONZERO",
     "ROOT_LP_SHARE", "STATUS",
-    "lp_relaxation", "lp_solution", "pass_model", "presolve_rules_off", "silence_banner",
+    "lp_relaxation", "lp_solution", "pass_model", "presolve_rules_off", "root_lp_fits",
+    "silence_banner",
     "solve_highs",
 ]
 
@@ -78,6 +79,13 @@ def presolve_rules_off(nnz: int, time_limit: float) -> int:
     :data:`PROBING_SHARE` of the limit; ``0`` (every rule on) otherwise.
     """
     return PROBING_RULES_OFF if nnz * PROBING_SECONDS_PER_NONZERO > PROBING_SHARE * time_limit else 0
+
+
+def root_lp_fits(nnz: int, time_limit: float) -> bool:
+    """Whether the root LP of ``nnz`` nonzeros is expected to end within its share
+    (:data:`ROOT_LP_SHARE`) of ``time_limit`` seconds, at
+    :data:`ROOT_LP_SECONDS_PER_NONZERO` per nonzero."""
+    return nnz * ROOT_LP_SECONDS_PER_NONZERO <= ROOT_LP_SHARE * time_limit
 
 
 WATCHDOG_GRACE_S = 0.5

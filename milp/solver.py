@@ -383,11 +383,9 @@ def solve(
         if held.lagrangian is not None and backend == "highs" and "root_lp" not in params:
             # the Lagrangian bound is the plain LP's; the root LP (with the rounded rows,
             # tighter) runs only when it is expected to end in its share of the time left
-            from .highs import ROOT_LP_SECONDS_PER_NONZERO, ROOT_LP_SHARE
+            from .highs import root_lp_fits
 
-            left = max(0.0, time_limit - (time.perf_counter() - t0))
-            if form.nnz * ROOT_LP_SECONDS_PER_NONZERO > ROOT_LP_SHARE * left:
-                params["root_lp"] = False
+            params["root_lp"] = root_lp_fits(form.nnz, time_limit - (time.perf_counter() - t0))
         raw = solve_arrays(
             form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)), mip_gap=mip_gap,
             threads=threads, warm_start=ws, backend=backend, progress=bar, hooks=hooks, **params,

@@ -46,9 +46,8 @@ def from_openb(path: str, options: Options) -> Any:
                     raise Bad("creation_time: empty")
                 d = as_number("deletion_time", deleted)
                 s = as_number("scheduled_time", sched)
-                begin = c if math.isnan(s) else s
+                since, begin = ("creation_time", c) if math.isnan(s) else ("scheduled_time", s)
                 if d < begin:
-                    since = "creation_time" if math.isnan(s) else "scheduled_time"
                     raise Bad(f"deletion_time: before {since} (run time {d - begin:g} s)")
             except Bad as e:
                 imp.bad(line, str(e))

@@ -120,9 +120,9 @@ def from_pai(path: str, options: Options, tasks: str | None = None) -> Any:
         cand.run = np.where(np.isfinite(first), cand.run - first, np.nan)
         negative = cand.run < 0
     if negative.any():
-        for k in np.flatnonzero(negative)[np.argsort(cand.line[negative], kind="stable")]:
-            imp.bad(int(cand.line[k]), f"end_time: before the first task's start_time "
-                    f"(run time {cand.run[k]:g} s)", count=False)
+        for r in np.flatnonzero(negative):  # candidates are in file order
+            imp.bad(int(cand.line[r]), f"end_time: before the first task's start_time "
+                    f"(run time {cand.run[r]:g} s)", count=False)
         cand = cand.take(~negative)
     extra = {"tasks_file": os.path.basename(task_path), "task_rows": task_rows,
              "task_rows_bad": task_bad}
