@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from instances import Instance
+from instances.capacity import lexicographic_subset
 
 __all__ = [
     "PLACEMENTS",
@@ -147,31 +148,6 @@ def node_profile(inst: Instance, reservation: str = "curve", placement: str = "f
 def new_place(inst: Instance) -> np.ndarray:
     """An empty placement array ``(num_jobs, max_span)`` of ``-1`` (see ``Schedule.to_placement_array``)."""
     return np.full((inst.num_jobs, inst.max_span), -1, dtype=np.int64)
-
-
-def lexicographic_subset(sizes: list[int], g: int) -> list[int]:
-    """Indices into ``sizes`` of the lexicographically smallest subset summing to ``g``, or ``[]``.
-
-    Suffix subset sums (bit sets) say whether a target is still reachable
-    from a position on; the greedy then takes each index that keeps the rest
-    reachable.
-    """
-    m = len(sizes)
-    suffix = [0] * (m + 1)
-    suffix[m] = 1
-    mask = (1 << (g + 1)) - 1
-    for i in range(m - 1, -1, -1):
-        suffix[i] = (suffix[i + 1] | (suffix[i + 1] << sizes[i])) & mask
-    if not (suffix[0] >> g) & 1:
-        return []
-    out, rest = [], g
-    for i in range(m):
-        if rest == 0:
-            break
-        if sizes[i] <= rest and (suffix[i + 1] >> (rest - sizes[i])) & 1:
-            out.append(i)
-            rest -= sizes[i]
-    return out
 
 
 def _choose(prof: NodeProfile, elig: np.ndarray, g: int, s: int, p: int) -> int:

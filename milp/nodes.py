@@ -61,6 +61,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from instances import InfeasibleScheduleError, Instance, Result, Schedule, Status, evaluate
+from instances.capacity import DEFAULT_MAX_PLACEMENTS, job_placements
 
 from .formulation import DEFAULT_MAX_COLUMNS, DEFAULT_ROUNDING, rounded_coefficients
 from .solver import _check_args, _tolerance
@@ -85,9 +86,6 @@ logger = logging.getLogger(__name__)
 SYMMETRY: tuple[str, ...] = ("fix", "rows", "none")
 """Symmetry handling among identical nodes (see the module notes)."""
 
-DEFAULT_MAX_PLACEMENTS = 10_000
-"""Largest number of whole-node sets accepted for one multi-node job."""
-
 FLAT_SHARE = 0.1
 """Share of :func:`solve_nodes`'s time limit the flat solve may take (capped at 10 s)."""
 
@@ -108,65 +106,6 @@ def node_classes(inst: Instance, reserved: np.ndarray | None = None) -> tuple[np
         row = b"" if reserved is None else np.ascontiguousarray(reserved[k]).tobytes()
         seen.setdefault((int(m), row), []).append(k)
     return tuple(np.array(v, dtype=np.int64) for v in seen.values())
-
-
-def job_placements(
-    inst: Instance, max_placements: int = DEFAULT_MAX_PLACEMENTS
-) -> list[list[tuple[int, ...]]]:
-    """The valid placements of every job, as tuples of node positions (the specification (docs/model.md)).
-
-    A job of at most the largest node's GPUs: each node with room for it,
-    ``(k,)``. A larger job: every set of whole nodes whose GPUs sum to
-    exactly ``g_j``, ascending positions, in lexicographic order.
-
-    Raises
-    ------
-    ValueError
-        If a multi-node job has more than ``max_placements`` sets.
-    """
-    sizes = [int(m) for m in inst.node_gpus.tolist()]
-    largest = max(sizes)
-    cache: dict[int, list[tuple[int, ...]]] = {}
-    out: list[list[tuple[int, ...]]] = []
-    for i, job in enumerate(inst.jobs):
-        g = job.gpus
-        if g <= largest:
-            out.append([(k,) for k in range(len(sizes)) if sizes[k] >= g])
-            continue
-        if g not in cache:
-            cache[g] = _whole_node_sets(sizes, g, max_placements)
-            if len(cache[g]) > max_placements:
-                raise ValueError(
-                    f"jobs[{i}].gpus: job {job.name!r} has more than "
-                    f"max_placements={max_placements} sets of whole nodes"
-                )
-        out.append(cache[g])
-    return out
-
-
-def _whole_node_sets(sizes: list[int], g: int, limit: int) -> list[tuple[int, ...]]:
-    """Sets of node positions whose sizes sum to exactly ``g`` (lexicographic; stops past ``limit``)."""
-    K = len(sizes)
-    suffix = [sum(sizes[k:]) for k in range(K + 1)]
-    sets: list[tuple[int, ...]] = []
-    chosen: list[int] = []
-
-    def visit(k: int, left: int) -> None:
-        if len(sets) > limit:
-            return
-        if left == 0:
-            sets.append(tuple(chosen))
-            return
-        if k == K or suffix[k] < left:
-            return
-        if sizes[k] <= left:
-            chosen.append(k)
-            visit(k + 1, left - sizes[k])
-            chosen.pop()
-        visit(k + 1, left)
-
-    visit(0, g)
-    return sets
 
 
 @dataclass(frozen=True, eq=False)

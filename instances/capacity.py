@@ -1,0 +1,195 @@
+"""The one capacity model every algorithm reads: nodes of GPUs beside the pool row.
+
+A batch job takes a *placement* (one node, or whole nodes for a job larger
+than the largest node) for its whole run; at every slot each node's batch
+GPUs stay within the node's capacity and all batch GPUs within the pool row
+(``G`` less inference, docs/model.md). An instance without nodes is the case
+of **one node of G GPUs**: its node row never binds (the node holds ``G``
+under ``curve``, ``G - P`` under ``peak``, exactly the pool row's level), so
+every algorithm written over :class:`Capacity` gives on a flat instance what
+the flat model gives. The node is internal: flat files, rows and hashes do
+not change, and a flat schedule carries no placement.
+
+The placement rules shared by the heuristics, the MILP and the matheuristics
+live here too, once: which placements are valid (:func:`job_placements`) and
+which set of whole nodes a multi-node job takes (:func:`lexicographic_subset`).
+See docs/architecture.md for where the resources of model version 3 land.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .model import Instance, Reservation
+
+__all__ = [
+    "DEFAULT_MAX_PLACEMENTS",
+    "Capacity",
+    "capacity",
+    "job_placements",
+    "lexicographic_subset",
+    "whole_node_sets",
+]
+
+DEFAULT_MAX_PLACEMENTS = 10_000
+"""Most sets of whole nodes :func:`job_placements` enumerates for one job."""
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a, dtype=a.dtype)
+    a.flags.writeable = False
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Capacity:
+    """The capacity an instance offers batch work under one reservation (arrays read-only).
+
+    Attributes
+    ----------
+    reservation
+        ``"curve"`` or ``"peak"``.
+    pool
+        ``(T,)`` int64: batch GPUs per slot, the pool row (:meth:`Instance.batch_capacity`).
+    sizes
+        ``(K,)`` int64: GPUs of each node; a flat instance has one node of ``G``.
+    node_cap
+        ``(K,)`` int64: GPUs of each node left for batch work (``peak``
+        withholds from the end of the node list, :meth:`Instance.node_withheld`).
+    multi
+        ``(n,)`` bool: the job is larger than the largest node and takes whole nodes.
+    flat
+        Whether the instance has no nodes (the one node is internal).
+    """
+
+    reservation: str
+    pool: np.ndarray
+    sizes: np.ndarray
+    node_cap: np.ndarray
+    multi: np.ndarray
+    flat: bool
+
+    @property
+    def num_nodes(self) -> int:
+        """``K``: the instance's nodes, or 1 for a flat pool."""
+        return int(self.sizes.shape[0])
+
+    @property
+    def horizon(self) -> int:
+        """``T``: the number of slots."""
+        return int(self.pool.shape[0])
+
+
+def capacity(inst: Instance, reservation: Reservation = "curve") -> Capacity:
+    """The :class:`Capacity` of ``inst`` under ``reservation`` (flat: one node of ``G``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown reservation.
+    """
+    pool = inst.batch_capacity(reservation)
+    if inst.has_nodes:
+        sizes = np.asarray(inst.node_gpus, dtype=np.int64)
+        node_cap = inst.node_capacity(reservation)
+    else:
+        sizes = np.array([inst.num_gpus], dtype=np.int64)
+        node_cap = np.array([inst.num_gpus if reservation == "curve" else int(pool.max(initial=0))],
+                            dtype=np.int64)
+    return Capacity(reservation, _readonly(pool), _readonly(sizes), _readonly(node_cap),
+                    _readonly(np.asarray(inst.multi_node, dtype=np.bool_)), not inst.has_nodes)
+
+
+def lexicographic_subset(sizes: list[int], g: int) -> list[int]:
+    """Indices into ``sizes`` of the lexicographically smallest subset summing to ``g``, or ``[]``.
+
+    The set of whole nodes a multi-node job takes among those free (docs/model.md).
+    Suffix subset sums (bit sets) say whether a target is still reachable
+    from a position on; the greedy then takes each index that keeps the rest
+    reachable.
+    """
+    m = len(sizes)
+    suffix = [0] * (m + 1)
+    suffix[m] = 1
+    mask = (1 << (g + 1)) - 1
+    for i in range(m - 1, -1, -1):
+        suffix[i] = (suffix[i + 1] | (suffix[i + 1] << sizes[i])) & mask
+    if not (suffix[0] >> g) & 1:
+        return []
+    out, rest = [], g
+    for i in range(m):
+        if rest == 0:
+            break
+        if sizes[i] <= rest and (suffix[i + 1] >> (rest - sizes[i])) & 1:
+            out.append(i)
+            rest -= sizes[i]
+    return out
+
+
+@cache
+def whole_node_sets(sizes: tuple[int, ...], g: int, limit: int) -> tuple[tuple[int, ...], ...]:
+    """Sets of node positions whose sizes sum to exactly ``g``, in lexicographic order.
+
+    Stops once more than ``limit`` sets are found (the caller refuses then).
+    """
+    K = len(sizes)
+    suffix = [sum(sizes[k:]) for k in range(K + 1)]
+    sets: list[tuple[int, ...]] = []
+    chosen: list[int] = []
+
+    def visit(k: int, left: int) -> None:
+        if len(sets) > limit:
+            return
+        if left == 0:
+            sets.append(tuple(chosen))
+            return
+        if k == K or suffix[k] < left:
+            return
+        if sizes[k] <= left:
+            chosen.append(k)
+            visit(k + 1, left - sizes[k])
+            chosen.pop()
+        visit(k + 1, left)
+
+    visit(0, g)
+    return tuple(sets)
+
+
+def job_placements(
+    inst: Instance, max_placements: int = DEFAULT_MAX_PLACEMENTS
+) -> list[list[tuple[int, ...]]]:
+    """The valid placements of every job, as tuples of node positions (docs/model.md).
+
+    A job of at most the largest node's GPUs: each node with room for it,
+    ``(k,)``. A larger job: every set of whole nodes whose GPUs sum to
+    exactly ``g_j``, ascending positions, in lexicographic order. A flat
+    instance: ``[(0,)]`` for every job (its one internal node).
+
+    Raises
+    ------
+    ValueError
+        If a multi-node job has more than ``max_placements`` sets.
+    """
+    if not inst.has_nodes:
+        return [[(0,)] for _ in inst.jobs]
+    sizes = tuple(int(m) for m in inst.node_gpus.tolist())
+    largest = max(sizes)
+    out: list[list[tuple[int, ...]]] = []
+    for i, job in enumerate(inst.jobs):
+        g = job.gpus
+        if g <= largest:
+            out.append([(k,) for k in range(len(sizes)) if sizes[k] >= g])
+            continue
+        sets = whole_node_sets(sizes, g, max_placements)
+        if len(sets) > max_placements:
+            raise ValueError(
+                f"jobs[{i}].gpus: job {job.name!r} has more than "
+                f"max_placements={max_placements} sets of whole nodes"
+            )
+        out.append(list(sets))
+    return out
