@@ -75,7 +75,7 @@ def lagrangian_primal(inst: Instance) -> Callable[[np.ndarray], float]:
 
     The step target :func:`milp.bound` takes as ``primal`` (milp knows no heuristic).
     """
-    from heuristics._core import start_value
+    from heuristics import start_value
     from heuristics.lagrangian import lagrangian_starts
 
     def value_at(lam: np.ndarray) -> float:

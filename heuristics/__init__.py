@@ -36,11 +36,12 @@ from instances import Instance, Result
 
 # the submodules stay reachable by their names; the methods through the registry
 from . import backfill, fifo, listsched, rules, search
+from ._core import finish, start_value
 from .rules import RULES
 
 __all__ = [
     "DESCRIPTIONS", "ENTRY_POINT_GROUP", "METHODS", "RULES", "MethodSpec", "backfill", "fifo",
-    "listsched", "load_plugins", "register", "rules", "search", "solve",
+    "finish", "listsched", "load_plugins", "register", "rules", "search", "solve", "start_value",
 ]
 
 logger = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from heuristics._core import finish, start_value
+from heuristics import finish, start_value
 from heuristics.backfill import conservative_starts, easy_starts
 from heuristics.fifo import fifo_starts
 from heuristics.listsched import list_starts, parallel_starts

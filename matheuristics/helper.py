@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from heuristics._core import start_value
+from heuristics import start_value
 from milp import Formulation
 
 from . import lns

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 import milp
-from heuristics._core import finish, start_value
+from heuristics import finish, start_value
 from heuristics.lagrangian import lagrangian_starts
 from instances import Instance, Result
 

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 import milp
-from heuristics._core import finish, start_value
+from heuristics import finish, start_value
 from heuristics.placement import PLACEMENTS, check_placement, lexicographic_subset, new_place
 from heuristics.rules import order_by
 from heuristics.search import local_search_order, sampling_order
