@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
+import paths
 import pytest
 
 import instances
@@ -21,7 +21,7 @@ from gpusched.cli import main
 from instances import Instance, Job, Scenario, Service
 from instances.scenario import trace_forecast_error
 
-BROKEN = Path(__file__).parent / "data" / "broken"
+BROKEN = paths.DATA / "broken"
 BASE_INSTANCE = BROKEN / "base" / "instance.json"
 
 EXPECTED: dict[str, list[str]] = {

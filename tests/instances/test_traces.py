@@ -3,24 +3,24 @@
 The sample files in ``tests/data/traces`` hold one record per rule; the
 expected jobs and counts below are worked out by hand from them (comments
 give the arithmetic). The shipped openb pods and generated SWF logs are
-held to the plain reading in ``tests/traces_reference.py``.
+held to the plain reading in ``tests/oracles/traces_reference.py``.
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
+import paths
 import pytest
+from traces_reference import openb_records, reference, swf_records
 
 import instances
 from instances.traces import REASONS, from_trace, shipped
 from instances.traces import _io as trace_io
 from instances.traces.swf import NFIELDS, scan_python
-from tests.traces_reference import openb_records, reference, swf_records
 
-DATA = Path(__file__).parent / "data" / "traces"
+DATA = paths.DATA / "traces"
 SAMPLES = {
     "swf": (DATA / "sample.swf", {"num_gpus": 8, "procs_per_gpu": 4}),
     "openb": (DATA / "openb_pods.csv", {"num_gpus": 8}),

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 import tomllib
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+import paths
+
+ROOT = paths.ROOT
 
 
 def _pyproject() -> dict:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
+import paths
 import pytest
 
 from instances.traces import from_trace, placeable, read_nodes, select_nodes, shipped
 
-DATA = Path(__file__).parent / "data" / "traces"
-BROKEN = Path(__file__).parent / "data" / "broken" / "traces"
+DATA = paths.DATA / "traces"
+BROKEN = paths.DATA / "broken" / "traces"
 
 
 def test_read_nodes_sample():

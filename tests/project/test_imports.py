@@ -7,9 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import paths
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 
 ALLOWED = {
     "instances": set(),

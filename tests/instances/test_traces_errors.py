@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import paths
 import pytest
 
 from gpusched.cli import main
 from instances.traces import from_trace
 
-DATA = Path(__file__).parent / "data" / "traces"
-BROKEN = Path(__file__).parent / "data" / "broken" / "traces"
+DATA = paths.DATA / "traces"
+BROKEN = paths.DATA / "broken" / "traces"
 
 # (format, file, options, fragments of the message)
 CASES = [

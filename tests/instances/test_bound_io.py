@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
+import paths
 import pytest
 
 import instances
 from instances.bound_io import BoundCertificate, bound_from_dict, check_bound
 
-BROKEN = Path(__file__).parent / "data" / "broken"
+BROKEN = paths.DATA / "broken"
 BOUND = BROKEN / "bound"
 EXPECTED: dict[str, list[str]] = json.loads((BOUND / "expected.json").read_text())
 BASE_INSTANCE = BROKEN / "base" / "instance.json"

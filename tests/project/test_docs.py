@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import paths
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 LINK = re.compile(r"\]\(([^)#\s]+)(#[^)\s]*)?\)")

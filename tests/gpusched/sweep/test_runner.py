@@ -14,6 +14,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pandas as pd
+import paths
 import pytest
 
 import heuristics
@@ -23,7 +24,7 @@ from gpusched.cli import main
 from gpusched.sweep import runner
 
 FAMS = "small,seed-training-heavy"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = paths.ROOT
 
 
 def _cells(seeds="0-1", methods="fifo,fifo-curve"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import paths
 import pytest
 from brute import brute_force, tiny_instance
 
@@ -91,11 +92,10 @@ def test_pyproject_names_the_lagrangian_method_as_an_entry_point() -> None:
     """The entry point line (the installed metadata follows it on the next install)."""
     import importlib
     import tomllib
-    from pathlib import Path
 
     from heuristics import MethodSpec
 
-    meta = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    meta = tomllib.loads((paths.ROOT / "pyproject.toml").read_text())
     eps = meta["project"]["entry-points"]["gpusched.methods"]
     assert eps["lagrangian"] == "matheuristics:LAGRANGIAN_METHOD"
     module, _, name = eps["lagrangian"].partition(":")

@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+import paths
 import pytest
 
 import instances
@@ -26,7 +27,7 @@ from gpusched import sweep
 from gpusched.cli import main
 from instances.model import MAX_HORIZON, MAX_JOBS
 
-BROKEN = Path(__file__).parent / "data" / "broken"
+BROKEN = paths.DATA / "broken"
 EXPECTED: dict[str, list[str]] = json.loads((BROKEN / "expected.json").read_text())
 BASE_INSTANCE = BROKEN / "base" / "instance.json"
 BASE_SCHEDULE = BROKEN / "base" / "schedule.json"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
+import paths
 import pytest
 
 import instances
@@ -100,7 +100,7 @@ def test_instance_file_round_trip_with_nodes(tmp_path) -> None:
     assert instances.dumps(back) == text
 
 
-DATA = Path(__file__).parent / "data" / "nodes"
+DATA = paths.DATA / "nodes"
 
 
 def test_version_1_files_are_byte_identical(tmp_path) -> None:

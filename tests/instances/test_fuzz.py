@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import paths
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +27,7 @@ import heuristics
 import instances
 from matheuristics import solve_milp
 
-BROKEN = Path(__file__).parent / "data" / "broken"
+BROKEN = paths.DATA / "broken"
 _TMP = Path(tempfile.mkdtemp(prefix="gpusched-fuzz-"))
 
 BASE_INSTANCES: list[dict[str, Any]] = [

@@ -10,14 +10,14 @@ reason named) and the fragments its message must contain.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
+import paths
 import pytest
 
 import instances
 from gpusched.cli import main
 
-BROKEN = Path(__file__).parent / "data" / "broken"
+BROKEN = paths.DATA / "broken"
 BASE = BROKEN / "base" / "nodes-instance.json"
 BASE_SCHEDULE = BROKEN / "base" / "nodes-schedule.json"
 EXPECTED: dict[str, dict] = json.loads((BROKEN / "nodes-expected.json").read_text())

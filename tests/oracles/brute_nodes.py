@@ -1,6 +1,6 @@
 """Brute-force optimum of tiny instances with nodes, written to be checked by eye.
 
-Depth-first over the jobs in order, as ``tests/brute.py``: each job is either
+Depth-first over the jobs in order, as ``tests/oracles/brute.py``: each job is either
 not run, or started at one of ``release .. min(deadline, horizon) - duration``
 on one of its placements (one node with room; for a job larger than the
 largest node, a set of whole nodes of exactly its GPUs, from

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import paths
 import pytest
 
 import instances
@@ -23,7 +24,7 @@ from instances.library import (
     verify,
 )
 
-BROKEN = Path(__file__).parent / "data" / "broken" / "library"
+BROKEN = paths.DATA / "broken" / "library"
 EXPECTED: dict[str, dict] = json.loads((BROKEN / "expected.json").read_text())
 BASE = BROKEN / "base"
 
@@ -209,7 +210,7 @@ def test_table_of_best_known_values():
 
 def test_docs_table_is_the_commands_output():
     """docs/library.md holds exactly what `gpusched library list --format md` prints."""
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "library.md").read_text()
+    doc = (paths.ROOT / "docs" / "library.md").read_text()
     assert library.table().render("md") in doc
     assert default_library_dir().is_dir()
 
@@ -219,7 +220,7 @@ def test_the_library_is_package_data():
     import glob
     import tomllib
 
-    root = Path(__file__).resolve().parents[1]
+    root = paths.ROOT
     globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"][
         "package-data"]["instances"]
     shipped = {Path(p) for g in globs for p in glob.glob(str(root / "instances" / g))}
@@ -233,7 +234,7 @@ def test_the_library_is_package_data():
 def _build_library_module():
     import importlib.util
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "build_library.py"
+    path = paths.ROOT / "benchmarks" / "build_library.py"
     spec = importlib.util.spec_from_file_location("build_library", path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # its dataclasses look their module up there

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
+import paths
 import pytest
 
 import instances
 from gpusched.cli import main
 from instances.library import load_library
 
-BROKEN = Path(__file__).parent / "data" / "broken" / "library"
+BROKEN = paths.DATA / "broken" / "library"
 EXPECTED: dict[str, dict] = json.loads((BROKEN / "expected.json").read_text())
 BASE = BROKEN / "base"
 
