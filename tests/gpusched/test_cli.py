@@ -18,6 +18,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_generate_solve_check_round_trip(tmp_path) -> None:
     x, y, s = tmp_path / "x.json", tmp_path / "y.json", tmp_path / "s.json"
     assert run("generate", "seed-training-heavy", "--seed", "0", "-o", str(x)).returncode == 0
@@ -63,6 +64,7 @@ def test_check_rejects_an_infeasible_schedule_with_exit_1(tmp_path, capsys) -> N
         ('{"format": "other/1"}', "format"),
     ],
 )
+@pytest.mark.slow
 def test_bad_input_is_one_line_and_exit_2(tmp_path, content, needle) -> None:
     f = tmp_path / "broken.json"
     f.write_text(content)
@@ -73,6 +75,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, content, needle) -> None:
     assert str(f) in err[0] and needle in err[0]
 
 
+@pytest.mark.slow
 def test_usage_errors_exit_2_without_traceback() -> None:
     for args in (["solve"], ["generate", "no-such-family"], ["frobnicate"]):
         out = run(*args)

@@ -29,6 +29,7 @@ EXPECTED: dict[str, dict] = json.loads((BROKEN / "expected.json").read_text())
 BASE = BROKEN / "base"
 
 
+@pytest.mark.slow
 def test_shipped_library_verifies_fast():
     t0 = time.perf_counter()
     report = verify()
@@ -39,6 +40,7 @@ def test_shipped_library_verifies_fast():
     assert seconds < 30  # a few seconds on an idle machine; generous for a loaded one
 
 
+@pytest.mark.slow
 def test_shipped_library_covers_every_family_nodes_and_traces():
     lib = load_library()
     assert lib.version == "2026.12"
@@ -55,6 +57,7 @@ def test_shipped_library_covers_every_family_nodes_and_traces():
         assert e.best_value <= e.bound.value * (1 + 1e-9)
 
 
+@pytest.mark.slow
 def test_shipped_bounds_hold_independently():
     """Every certificate recomputed here; every solver-proved bound at least the Lagrangian at 0."""
     for e in load_library().entries:
@@ -208,6 +211,7 @@ def test_table_of_best_known_values():
     assert list(view.frame["name"]) == ["small-s0", "seed-training-heavy-s0"]
 
 
+@pytest.mark.slow
 def test_docs_table_is_the_commands_output():
     """docs/library.md holds exactly what `gpusched library list --format md` prints."""
     doc = (paths.ROOT / "docs" / "library.md").read_text()
@@ -242,6 +246,7 @@ def _build_library_module():
     return mod
 
 
+@pytest.mark.slow
 def test_a_rebuilt_entry_never_loses_its_best_known_value_or_bound(tmp_path):
     """``build_library.py`` keeps an entry's old schedule and bound when a (short) rebuild
     does not beat them; the rebuilt entry still verifies."""

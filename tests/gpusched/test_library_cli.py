@@ -50,6 +50,7 @@ def test_get(tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1 and "nope" in err
 
 
+@pytest.mark.slow
 def test_verify_shipped(capsys):
     assert main(["library", "verify"]) == 0
     out = capsys.readouterr().out

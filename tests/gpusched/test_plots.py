@@ -63,6 +63,7 @@ def _png_ok(path) -> None:
     assert data[:8] == PNG_MAGIC and len(data) > 5000
 
 
+@pytest.mark.slow
 def test_schedule_plots_write_png_and_pdf(tmp_path):
     inst = Instance(
         "demo", 6, 12, (Service("chat", 2.0, (1, 1, 2, 3, 4, 4, 3, 2, 2, 1, 1, 1)),),
@@ -114,6 +115,7 @@ def test_performance_profile_ratios_by_hand():
     np.testing.assert_allclose(t["y"], [1.0, 2.0, np.inf])
 
 
+@pytest.mark.slow
 def test_sweep_plots_and_cli(tmp_path, capsys):
     out = tmp_path / "res"
     assert main(["bench", "--families", "small,hc-bursty", "--seeds", "2",
@@ -283,6 +285,7 @@ def test_gantt_draws_one_band_per_node():
         plots.assign_gpus(inst, Schedule("n", sched.starts))
 
 
+@pytest.mark.slow
 def test_fragmentation_plot_stacks_the_checker_figures(tmp_path):
     inst = instances.generate("hc-multi-service", seed=1, node_gpus=[4, 4, 4, 4])
     sched = gpusched.solve(inst, "fifo").schedule

@@ -80,6 +80,7 @@ def test_real_frame_by_hand() -> None:
     assert table["instances"].sum() == 1 and table.loc[0, "contention"] == ">= 2"
 
 
+@pytest.mark.slow
 def test_quick_run_rows_are_bounded_and_checked(quick) -> None:
     out, rep = quick
     frame = rep.frame
@@ -109,6 +110,7 @@ def test_quick_run_rows_are_bounded_and_checked(quick) -> None:
     assert rep.table["instances"].sum() == 4
 
 
+@pytest.mark.slow
 def test_quick_run_shows_both_sides_of_the_boundary(quick) -> None:
     _, rep = quick
     f = rep.frame.set_index(["day", "num_gpus"])
@@ -119,6 +121,7 @@ def test_quick_run_shows_both_sides_of_the_boundary(quick) -> None:
     assert min(hard["value_list"], hard["value_best"]) > 1.1 * hard["value_fifo"]
 
 
+@pytest.mark.slow
 def test_cli_resumes_the_quick_run(quick, capsys) -> None:
     out, rep = quick
     failed = rep.summary.errors  # run again (a failure is not a result); the rest is kept

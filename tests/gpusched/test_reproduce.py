@@ -24,6 +24,7 @@ def test_seed_config_has_the_seed_methods():
     assert {"fifo", "fifo-curve", "best", "milp"} <= {s.label for s in full.methods}
 
 
+@pytest.mark.slow
 def test_reproduce_seed_cli(tmp_path, capsys):
     out = tmp_path / "seed"
     argv = ["reproduce", "seed", "-o", str(out), "--seeds", "1", "--time-limit", "1",

@@ -209,6 +209,7 @@ EXACT_INSTANCES = [("seed-training-heavy", 0), ("hc-deadlines", 1), ("small", 2)
 
 @pytest.mark.parametrize("family,seed", EXACT_INSTANCES)
 @pytest.mark.parametrize("method,params", EXACT_METHODS, ids=[m for m, _ in EXACT_METHODS])
+@pytest.mark.slow
 def test_exact_forecast_realizes_the_offline_value(family, seed, method, params):
     inst = instances.generate(family, seed=seed)
     if method == "milp" and inst.num_jobs > 16:
@@ -239,6 +240,7 @@ def _sweep_instances() -> list[Instance]:
 
 
 @pytest.mark.parametrize("inst", _sweep_instances(), ids=lambda i: i.name)
+@pytest.mark.slow
 def test_realized_value_never_above_the_clairvoyant_bound(inst):
     checked = 0
     for sigma, seed in ((0.1, 0), (0.3, 1), (0.5, 2)):

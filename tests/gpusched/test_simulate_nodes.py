@@ -254,6 +254,7 @@ def _spike(inst: Instance, seed: int) -> Scenario:
     return Scenario(inst.name, {**actual, **{s.name: s.demand for s in rest}})
 
 
+@pytest.mark.slow
 def test_realized_value_never_above_the_clairvoyant_bound_on_nodes():
     seen = {"runs": 0, "preempted": 0, "missed": 0, "unserved": 0, "multi-node": 0}
     for inst in _sweep():

@@ -76,6 +76,7 @@ def test_the_lagrangian_method_reuses_a_given_bound_and_refuses_nodes() -> None:
         lagrangian(instances.with_nodes(inst, 8))
 
 
+@pytest.mark.slow
 def test_milp_solve_holds_a_given_bound() -> None:
     inst = instances.generate("medium", seed=1)
     b = milp.bound(inst, time_limit=1)
@@ -103,6 +104,7 @@ def test_pyproject_names_the_lagrangian_method_as_an_entry_point() -> None:
     assert isinstance(spec, MethodSpec)
 
 
+@pytest.mark.slow
 def test_solve_milp_at_scale_offers_the_lagrangian_heuristic(monkeypatch) -> None:
     """At scale the warm start is the better of best and the Lagrangian heuristic, and the
     bound found for it is the one milp.solve holds (not searched again)."""

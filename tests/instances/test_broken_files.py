@@ -148,6 +148,7 @@ def test_bench_config_naming_a_broken_instance_file(tmp_path, capsys):
         ["check", "instance/binary-garbage.bin", "base/schedule.json"],
     ],
 )
+@pytest.mark.slow
 def test_console_script_prints_no_traceback(argv):
     """The real console script, in a subprocess: one line, exit 2."""
     argv = [str(BROKEN / a) if "/" in a else a for a in argv]

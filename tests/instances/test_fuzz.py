@@ -20,12 +20,15 @@ from typing import Any
 
 import numpy as np
 import paths
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import heuristics
 import instances
 from matheuristics import solve_milp
+
+pytestmark = pytest.mark.slow  # the whole fuzz: make test runs it, the quick loop does not
 
 BROKEN = paths.DATA / "broken"
 _TMP = Path(tempfile.mkdtemp(prefix="gpusched-fuzz-"))

@@ -218,6 +218,7 @@ def tiny_case(draw):
     return inst, starts
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(case=tiny_case())
 def test_checker_agrees_with_reference(case):

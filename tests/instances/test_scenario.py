@@ -245,6 +245,7 @@ def test_cli_scenario_to_stdout_and_bad_parameter(capsys, tmp_path):
     assert "model" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cli_trace_day_writes_the_forecast_instance_and_its_day(tmp_path, capsys):
     sc_path, inst_path = tmp_path / "sc.json", tmp_path / "inst.json"
     argv = ["scenario", "--trace-day", "7", "--seed", "3", "--history", "4",

@@ -11,6 +11,7 @@ from instances import Instance, Job
 from matheuristics.best import CONSTRUCTIVE_MEMBERS, best
 
 
+@pytest.mark.slow
 def test_best_keeps_to_its_time_budget() -> None:
     # Unbounded, these count budgets take far longer than 1 s on a medium
     # instance (200 passes, 1000 moves, 100 MILP windows); the clock must end them.

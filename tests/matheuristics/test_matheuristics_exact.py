@@ -49,6 +49,7 @@ def test_solve_milp_takes_what_milp_solve_takes() -> None:
         solve_milp(inst, time_limit=1, warm_start="fifo")
 
 
+@pytest.mark.slow
 def test_the_runtime_covers_the_warm_start() -> None:
     inst = instances.generate("hc-mixed", seed=1)
     res = solve_milp(inst, time_limit=4)

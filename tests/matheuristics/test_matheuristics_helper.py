@@ -153,6 +153,7 @@ def test_an_offered_schedule_reaches_the_result() -> None:
 
 
 @pytest.mark.parametrize("seed", [2, 3])
+@pytest.mark.slow
 def test_solve_with_the_helper_is_checked_and_bounded(seed: int) -> None:
     inst = instances.generate("medium", seed=seed)
     alone = solve_milp(inst, time_limit=3, threads=1)
@@ -177,6 +178,7 @@ def test_helper_needs_a_warm_start_and_is_skipped_without_one() -> None:
     assert "LNS helper" not in res.message
 
 
+@pytest.mark.slow
 def test_a_failing_helper_leaves_highs_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("helper failure")

@@ -94,6 +94,7 @@ def test_sub_instance_keeps_the_fixed_jobs_capacity_out() -> None:
     assert warm.dtype == np.int64
 
 
+@pytest.mark.slow
 def test_lns_with_room_for_new_jobs_never_loses_value() -> None:
     inst = instances.generate("medium", seed=3)
     start = heuristics.solve(inst, "fifo-curve").schedule.to_array(inst)
@@ -173,6 +174,7 @@ def _search(guide: np.ndarray | None) -> np.ndarray:
     return out
 
 
+@pytest.mark.slow
 def test_an_escape_gets_past_a_job_the_windows_never_let_go(
         caplog: pytest.LogCaptureFixture) -> None:
     inst, _ = _blocked()
@@ -244,6 +246,7 @@ def _count_checks(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow
 def test_the_search_stays_on_arrays_and_the_result_is_checked_once(
         monkeypatch: pytest.MonkeyPatch) -> None:
     inst = instances.generate("medium", seed=3)
@@ -292,6 +295,7 @@ def test_a_window_answer_outside_its_model_is_never_taken(
     assert np.array_equal(out, start)
 
 
+@pytest.mark.slow
 def test_a_stalled_lns_widens_its_windows_and_stays_feasible(
         monkeypatch: pytest.MonkeyPatch) -> None:
     inst = instances.generate("medium", seed=2)

@@ -34,6 +34,7 @@ def _placed(inst: Instance, res: instances.Result) -> None:
 
 # ----------------------------------------------------------------------------- best
 @pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.slow
 def test_best_on_nodes_is_placed_and_beats_list_first_fit(seed: int) -> None:
     inst = _medium(seed)
     res = heuristics.solve(inst, "best", time_limit=4, lns_rounds=4)
@@ -234,6 +235,7 @@ def test_a_node_window_answer_outside_its_model_is_never_taken(
 
 
 # ------------------------------------------------------------------------ solve_milp
+@pytest.mark.slow
 def test_solve_milp_on_nodes_warm_starts_from_best(monkeypatch: pytest.MonkeyPatch) -> None:
     inst = _medium(3)
     calls: list[float | None] = []

@@ -54,6 +54,7 @@ def test_a_backend_without_a_bound_leaves_a_lagrangian_one(monkeypatch) -> None:
     assert asked.bound_method == "lagrangian" and asked.upper_bound < trivial
 
 
+@pytest.mark.slow
 def test_lagrangian_first_and_the_smallest_bound_wins() -> None:
     inst = instances.generate("medium", seed=2)
     res = milp.solve(inst, time_limit=3, lagrangian=True)

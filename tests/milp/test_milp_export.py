@@ -13,6 +13,7 @@ from instances import Instance, Job
 
 
 @pytest.mark.parametrize("family,seed", [("small", 0), ("hc-mixed", 1), ("seed-training-heavy", 2)])
+@pytest.mark.slow
 def test_pulp_model_is_the_same_model(family: str, seed: int, tmp_path) -> None:
     inst = instances.generate(family, seed=seed)
     form = milp.build(inst)
@@ -58,6 +59,7 @@ def _read_back(path: str) -> tuple[object, float]:
 
 
 @pytest.mark.parametrize("family,seed", [("small", 0), ("hc-mixed", 1)])
+@pytest.mark.slow
 def test_highs_export_reads_back_to_the_same_model_and_optimum(family: str, seed: int,
                                                               tmp_path) -> None:
     inst = instances.generate(family, seed=seed)

@@ -177,6 +177,7 @@ def test_thread_count_can_change_between_solves() -> None:
 
 
 @pytest.mark.parametrize("backend", ["highs", "pulp"])
+@pytest.mark.slow
 def test_solving_prints_nothing_on_stdout(backend: str) -> None:
     """HiGHS's start-up banner would break the command line's one-line JSON."""
     import subprocess

@@ -72,6 +72,7 @@ def test_backends_agree_on_the_optimum(family: str, seed: int) -> None:
     assert results["highs"].lp_bound >= results["highs"].value - 1e-6
 
 
+@pytest.mark.slow
 def test_portfolio_agrees_and_keeps_the_tighter_bound() -> None:
     inst = instances.generate("hc-mixed", seed=1)
     res = milp.solve(inst, backend="portfolio", threads=2, mip_gap=0, time_limit=30, warm_start=None)
@@ -93,6 +94,7 @@ def _heuristic_results(inst: Instance) -> dict[str, instances.Result]:
 
 
 @pytest.mark.parametrize("family,seed", [("hc-mixed", 1), ("small", 3), ("hc-bursty", 0)])
+@pytest.mark.slow
 def test_optimum_is_at_least_every_heuristic(family: str, seed: int) -> None:
     inst = instances.generate(family, seed=seed)
     res = solve_milp(inst, time_limit=30, mip_gap=0)
@@ -107,6 +109,7 @@ def test_optimum_is_at_least_every_heuristic(family: str, seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.slow
 def test_bounds_dominate_every_feasible_value_on_medium(seed: int) -> None:
     inst = instances.generate("medium", seed=seed)
     exact = [
@@ -121,6 +124,7 @@ def test_bounds_dominate_every_feasible_value_on_medium(seed: int) -> None:
         assert res.upper_bound >= max(feasible) - 1e-6 * max(feasible), (res.method, res.message)
 
 
+@pytest.mark.slow
 def test_loose_gap_reports_the_dual_bound_not_the_incumbent() -> None:
     inst = instances.generate("hc-mixed", seed=1)
     loose = milp.solve(inst, mip_gap=0.05, time_limit=10, warm_start=None)
@@ -132,6 +136,7 @@ def test_loose_gap_reports_the_dual_bound_not_the_incumbent() -> None:
     assert tight.upper_bound >= loose.value - 1e-6
 
 
+@pytest.mark.slow
 def test_warm_start_is_kept_and_used() -> None:
     inst = instances.generate("hc-multi-service", seed=0)
     start = heuristics.solve(inst, "list")

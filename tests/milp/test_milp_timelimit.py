@@ -17,6 +17,7 @@ the limit was kept, medium seed 5 at a 2-3 s limit ran 7-19 s (docs/bounds.md)."
 
 
 @pytest.mark.parametrize("limit", [2.0, 4.0])
+@pytest.mark.slow
 def test_milp_solve_keeps_its_limit_on_medium(limit: float) -> None:
     inst = instances.generate("medium", seed=5)
     t = time.perf_counter()
@@ -135,6 +136,7 @@ def test_a_model_too_large_for_presolve_gives_the_time_to_the_hooks(monkeypatch)
 
 
 @pytest.mark.parametrize("per_nonzero, runs", [(1e-9, True), (1.0, False)])
+@pytest.mark.slow
 def test_beside_a_lagrangian_bound_the_root_lp_runs_when_it_fits(monkeypatch, per_nonzero,
                                                                 runs) -> None:
     """The rounded rows' LP is tighter than any Lagrangian bound: it runs beside one when

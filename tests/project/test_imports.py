@@ -47,6 +47,7 @@ def test_a_package_imports_only_the_layers_below_it(package: str) -> None:
     ("heuristics", "milp"), ("heuristics", "matheuristics"), ("milp", "heuristics"),
     ("milp", "matheuristics"), ("instances", "heuristics"),
 ])
+@pytest.mark.slow
 def test_importing_a_package_loads_no_layer_above_or_beside_it(package: str, absent: str) -> None:
     code = (f"import sys, {package}; "
             f"assert {absent!r} not in sys.modules, sorted(m for m in sys.modules if "
@@ -54,6 +55,7 @@ def test_importing_a_package_loads_no_layer_above_or_beside_it(package: str, abs
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
+@pytest.mark.slow
 def test_the_registry_finds_the_matheuristics_through_entry_points() -> None:
     code = ("import sys, heuristics; names = list(heuristics.METHODS); "
             "assert 'lns' in names and 'best' in names, names; "

@@ -56,6 +56,7 @@ def test_a_family_parameter_the_generator_refuses_is_named():
         sweep.make_cells(cfg)
 
 
+@pytest.mark.slow
 def test_run_cell_row_is_the_checkers():
     c = sweep.make_cells(sweep.make_config("seed-training-heavy", 1, "list"))[0]
     row, sched = sweep.run_cell(c)

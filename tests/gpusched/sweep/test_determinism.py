@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 import instances
 from gpusched import bench
@@ -58,6 +59,7 @@ def _files(out: Path, sub: str) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted((out / sub).glob("*.json"))}
 
 
+@pytest.mark.slow
 def test_same_sweep_same_rows(tmp_path):
     (tmp_path / "sweep.toml").write_text(SWEEP)
     a = _run(tmp_path, "a", "1", workers=2)
@@ -76,6 +78,7 @@ def test_same_sweep_same_rows(tmp_path):
     assert _files(a, "schedules") == _files(b, "schedules")
 
 
+@pytest.mark.slow
 def test_generate_is_byte_identical_across_processes(tmp_path):
     """The same family and seed give the same file in two processes with other hash seeds."""
     outs = []

@@ -125,6 +125,7 @@ def _alive(pid: int) -> bool:
 
 
 # ---------------------------------------------------------------------- SIGKILL
+@pytest.mark.slow
 def test_sigkill_twice_then_finish(sweep):
     cmd, out = sweep
     kept: dict[str, bytes] = {}
@@ -148,6 +149,7 @@ def test_sigkill_twice_then_finish(sweep):
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+@pytest.mark.slow
 def test_sigkill_of_the_parent_alone_ends_its_workers(sweep):
     cmd, out = sweep
     proc = _start(cmd)
@@ -164,6 +166,7 @@ def test_sigkill_of_the_parent_alone_ends_its_workers(sweep):
 
 
 # ---------------------------------------------------------------------- SIGINT
+@pytest.mark.slow
 def test_sigint_stops_cleanly_and_the_printed_command_resumes(sweep):
     cmd, out = sweep
     proc = _start(cmd)
@@ -189,6 +192,7 @@ def test_sigint_stops_cleanly_and_the_printed_command_resumes(sweep):
     _assert_complete(out)
 
 
+@pytest.mark.slow
 def test_sigint_twice_leaves_a_readable_folder(sweep):
     cmd, out = sweep
     proc = _start(cmd)

@@ -122,6 +122,7 @@ def test_failed_cell_is_recorded_and_sweep_goes_on(tmp_path, monkeypatch, worker
     assert len(sweep.load_rows(tmp_path)) == 4
 
 
+@pytest.mark.slow
 def test_dask_local_cluster(tmp_path, monkeypatch):
     from distributed import LocalCluster
 
@@ -237,6 +238,7 @@ def _slow_method(inst, **params):
 
 
 @pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.slow
 def test_sigkill_then_resume(tmp_path, monkeypatch, workers):
     out = tmp_path / "out"
     proc = subprocess.Popen(_slow_cmd(tmp_path, out, workers), cwd=ROOT,
@@ -263,6 +265,7 @@ def test_sigkill_then_resume(tmp_path, monkeypatch, workers):
     assert all(after[k] == v for k, v in before.items())  # no finished row touched
 
 
+@pytest.mark.slow
 def test_sigint_stops_cleanly_with_resume_hint(tmp_path):
     out = tmp_path / "out"
     proc = subprocess.Popen(_slow_cmd(tmp_path, out), cwd=ROOT, stdout=subprocess.PIPE,

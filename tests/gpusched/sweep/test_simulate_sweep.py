@@ -64,6 +64,7 @@ def swept(tmp_path_factory):
     return config, cells, sweep.load_rows(tmp / "out"), summary, tmp / "out"
 
 
+@pytest.mark.slow
 def test_the_cells_of_a_scenario_sweep(swept):
     _, cells, df, summary, _ = swept
     bounds = [c for c in cells if c.sim is None]
@@ -85,6 +86,7 @@ def test_the_cells_of_a_scenario_sweep(swept):
         assert b.spec.method == "milp" and b.spec.time_limit == 3.0
 
 
+@pytest.mark.slow
 def test_realized_value_never_above_the_clairvoyant_bound(swept):
     """The issue's target, over every row of the sweep where the bound applies."""
     _, _, df, _, _ = swept
@@ -103,6 +105,7 @@ def test_realized_value_never_above_the_clairvoyant_bound(swept):
     assert np.allclose(applies["gap_to_bound_pct"], 100 * pou[applies.index] / applies["clairvoyant_bound"])
 
 
+@pytest.mark.slow
 def test_rows_are_what_simulate_gives(swept):
     _, cells, df, _, _ = swept
     rows = df.set_index("cell")
@@ -119,6 +122,7 @@ def test_rows_are_what_simulate_gives(swept):
         assert (replan, row["headroom"], bool(row["preempt"])) == (s.replan, s.headroom, s.preempt)
 
 
+@pytest.mark.slow
 def test_bound_cells_are_checked_milp_rows(swept):
     _, cells, df, _, out = swept
     b = df[df["method"] == BOUND_LABEL]
@@ -139,6 +143,7 @@ def test_bound_cells_are_checked_milp_rows(swept):
         assert row["upper_bound"] == pytest.approx(direct.upper_bound, rel=1e-6)
 
 
+@pytest.mark.slow
 def test_simulation_view_means_are_the_rows_means(swept):
     _, _, df, _, _ = swept
     v = simulation_view(df)
@@ -162,6 +167,7 @@ def test_simulation_view_means_are_the_rows_means(swept):
     assert v.render("latex").count("\\toprule") == 1
 
 
+@pytest.mark.slow
 def test_a_bound_below_a_realized_value_is_flagged(swept):
     _, _, df, _, _ = swept
     bad = df.copy()
@@ -173,6 +179,7 @@ def test_a_bound_below_a_realized_value_is_flagged(swept):
     assert "WARNING" in simulation_view(bad).render("markdown")
 
 
+@pytest.mark.slow
 def test_an_interrupted_simulation_sweep_resumes(tmp_path):
     config = _config(tmp_path, SWEEP.replace('seeds = "0-1"\nmethods', 'seeds = [0]\nmethods')
                      .replace("trace_days = [7]\ntrace_params = {contention = 2.5}\n", ""))
@@ -219,6 +226,7 @@ def test_offline_cells_keep_their_keys():
     assert offline[0].key == cell.key and offline[0].sim is None
 
 
+@pytest.mark.slow
 def test_cli_bench_and_table_of_a_scenario_sweep(tmp_path, capsys):
     config = tmp_path / "sim.toml"
     config.write_text('families = ["seed-training-heavy"]\nseeds = 1\nmethods = ["fifo", "list"]\n'

@@ -205,6 +205,7 @@ print(json.dumps({"outcome": outcome, "seconds": time.perf_counter() - t0, "befo
 """
 
 
+@pytest.mark.slow
 def test_model_over_the_size_limit_is_refused_before_it_takes_memory():
     """Refused in well under a second, the process's peak memory barely above the instance's."""
     import subprocess
@@ -219,6 +220,7 @@ def test_model_over_the_size_limit_is_refused_before_it_takes_memory():
     assert got["peak_kib"] - got["before_kib"] < 100 * 1024  # under 100 MiB more
 
 
+@pytest.mark.slow
 def test_model_over_the_size_limit_in_a_sweep_and_on_the_command_line(tmp_path, capsys):
     config = bench.make_config("large", [0], "fifo,milp", time_limit=60,
                                family_params={"large": OVERSIZE})

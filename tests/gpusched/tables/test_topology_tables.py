@@ -89,6 +89,7 @@ def test_node_row_without_flat_twin() -> None:
     assert math.isnan(b["price_high"])  # no flat bound: the price has no upper side
 
 
+@pytest.mark.slow
 def test_topology_table_from_a_real_sweep(tmp_path, capsys) -> None:
     out = str(tmp_path / "r")
     common = ["--families", "hc-training-heavy", "--seeds", "2", "--workers", "1", "--no-progress",
