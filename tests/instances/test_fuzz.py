@@ -197,7 +197,9 @@ def test_mutated_schedules(doc, which):
     try:
         m = instances.evaluate(inst, sched)
     except instances.InfeasibleScheduleError as e:
-        assert str(e)
+        # the refusal names a job of the schedule, and its slot when it has one
+        assert e.job in sched.starts and (repr(e.job) in str(e) or json.dumps(e.job) in str(e)), e
+        assert e.slot is None or f"slot {e.slot}" in str(e), e
         return
     # Feasible: every run job lies inside its window and the value adds up.
     assert m.value == sum(
@@ -271,11 +273,17 @@ BASE_CONFIG: dict[str, Any] = {
 def test_mutated_bench_configs(doc):
     """A sweep file's content: accepted, or refused with ValueError, before any cell runs."""
     from gpusched import bench
+    from gpusched.sweep.config import SweepFile
 
     try:
         config = bench._config_from_dict(doc) if isinstance(doc, dict) else None
     except ValueError as e:
-        assert str(e)
+        # the refusal starts with the field it is about: a key of the file or a method's label
+        methods, variants = doc.get("methods"), doc.get("variants")
+        labels = [*(methods if isinstance(methods, list) else []),
+                  *(variants if isinstance(variants, dict) else [])]
+        keys = [*SweepFile.model_fields, *(k for k in labels if isinstance(k, str))]
+        assert str(e).startswith(tuple(f"{k}{sep}" for k in keys for sep in ".:")), e
         event("refused")
         return
     if config is None:
