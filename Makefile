@@ -1,6 +1,7 @@
 # Two commands on a fresh machine (Python 3.11 and the package registries):
 #   make demo   reproduce the seed comparison on the default families, print the table
-#   make test   run the whole test suite (what CI runs)
+#   make test   run the whole test suite, the notebooks executed too (what CI runs)
+#   (the quick loop while working: `pytest -m "not slow"`, no slow tests, no notebooks)
 # Both install the environment first: the package, its tests, and what the notebooks
 # are opened and converted with (`.venv/bin/jupyter lab`, `.venv/bin/jupyter nbconvert`).
 PYTHON ?= python3
@@ -20,7 +21,7 @@ demo: $(STAMP)
 	$(BIN)/gpusched reproduce seed -o results/seed
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 2 tests notebooks --nbmake
 
 fuzz: $(STAMP)
 	GPUSCHED_HYPOTHESIS=explore $(BIN)/python -m pytest -n 2

@@ -3,7 +3,7 @@
 Speed (default): on ``generate("large", seed=0, num_jobs=2000, num_gpus=256)``,
 one pass of ``list`` (the serial decoder alone: compiled with numba when it is
 installed, and the numpy decoder; then the whole method with the checker)
-against the plain per-slot reference decoder of ``tests/reference.py`` in the
+against the plain per-slot reference decoder of ``tests/oracles/reference.py`` in the
 same run, and FIFO and the backfilling methods; peak memory by
 ``tracemalloc``. The one-time cost of the compiled decoder's first call (a
 compilation into an empty cache, and a load from the cache) is timed apart,
@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "oracles"))
 
 from reference import list_starts_ref  # noqa: E402
 

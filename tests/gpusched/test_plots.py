@@ -1,0 +1,307 @@
+"""Plots: a valid GPU assignment for the Gantt chart, non-empty image files, profile math."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.patches import Rectangle
+
+import gpusched
+import instances
+from gpusched import bench, plots
+from gpusched.cli import main
+from instances import Instance, Job, Schedule, Service
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _check_assignment(inst: Instance, sched: Schedule) -> None:
+    gpus = plots.assign_gpus(inst, sched)
+    assert set(gpus) == set(sched.starts)
+    busy = np.zeros((inst.num_gpus, inst.horizon), dtype=np.int64)
+    for name, s in sched.starts.items():
+        job = inst.jobs[inst.job_index[name]]
+        assert len(gpus[name]) == job.gpus == len(set(gpus[name]))
+        assert all(0 <= g < inst.num_gpus for g in gpus[name])
+        busy[list(gpus[name]), s : s + job.duration] += 1
+    assert busy.max(initial=0) <= 1  # no GPU holds two jobs in a slot
+    # inference fits on the GPUs left free in every slot
+    free = (busy == 0).sum(axis=0)
+    assert (np.asarray(inst.total_demand) <= free).all()
+
+
+@pytest.mark.parametrize("family", ["small", "seed-training-heavy", "hc-multi-service",
+                                    "hc-deadlines"])
+@pytest.mark.parametrize("method", ["fifo", "fifo-curve"])
+def test_gantt_assignment_never_overlaps(family, method):
+    for seed in range(4):
+        inst = instances.generate(family, seed=seed)
+        _check_assignment(inst, gpusched.solve(inst, method).schedule)
+
+
+def test_assignment_when_free_gpus_are_not_contiguous():
+    # a and e hold GPUs 0 and 2 for the whole horizon, b holds GPU 1 until slot 2; d needs
+    # 2 GPUs from slot 2: it gets GPUs 1 and 3 (not adjacent), drawn as two bars.
+    jobs = (Job("a", 1, 4), Job("b", 1, 2), Job("e", 1, 4), Job("d", 2, 2, release=2))
+    inst = Instance("t", 4, 4, (), jobs)
+    sched = Schedule("t", {"a": 0, "b": 0, "e": 0, "d": 2})
+    _check_assignment(inst, sched)
+    assert plots.assign_gpus(inst, sched)["d"] == (1, 3)
+    ax = plots.plot_gantt(inst, sched)
+    bars = [p for p in ax.patches if p.get_width() == 2 and p.get_x() == 2]
+    assert len(bars) == 2
+    over = Instance("u", 2, 2, (), (Job("a", 2, 2), Job("b", 1, 1)))
+    with pytest.raises(ValueError, match="needs 1 GPUs"):
+        plots.assign_gpus(over, Schedule("u", {"a": 0, "b": 0}))
+
+
+def _png_ok(path) -> None:
+    data = path.read_bytes()
+    assert data[:8] == PNG_MAGIC and len(data) > 5000
+
+
+@pytest.mark.slow
+def test_schedule_plots_write_png_and_pdf(tmp_path):
+    inst = Instance(
+        "demo", 6, 12, (Service("chat", 2.0, (1, 1, 2, 3, 4, 4, 3, 2, 2, 1, 1, 1)),),
+        (Job("train-1", 2, 5, kind="training"), Job("binf-1", 1, 3, kind="batch_inference"),
+         Job("quant-1", 1, 2, kind="quantization", release=4)),
+    )
+    for method in ("fifo", "fifo-curve"):
+        res = gpusched.solve(inst, method)
+        for fn in (plots.plot_gantt, plots.plot_utilization):
+            ax = fn(inst, res.schedule, reservation=res.reservation)
+            paths = plots.save_figure(ax, tmp_path / f"{fn.__name__}-{method}")
+            assert [p.suffix for p in paths] == [".png", ".pdf"]
+            _png_ok(paths[0])
+            assert paths[1].read_bytes()[:5] == b"%PDF-"
+
+
+def test_plot_on_given_axes():
+    import matplotlib.pyplot as plt
+
+    inst = instances.generate("small", seed=1)
+    sched = gpusched.solve(inst, "fifo").schedule
+    fig, axes = plt.subplots(1, 2)
+    assert plots.plot_gantt(inst, sched, ax=axes[0]) is axes[0]
+    assert plots.plot_utilization(inst, sched, ax=axes[1]) is axes[1]
+    # one bar per slot and layer (inference, batch, idle), each as tall as the data
+    heights = [p.get_height() for p in axes[1].patches]
+    assert len(heights) == 3 * inst.horizon
+    assert sum(heights) == pytest.approx(inst.num_gpus * inst.horizon)
+    plt.close(fig)
+
+
+def _rows() -> pd.DataFrame:
+    return pd.DataFrame([
+        {"instance": "A", "method": "x", "status": "feasible", "value": 10.0, "runtime_s": 1.0},
+        {"instance": "A", "method": "y", "status": "feasible", "value": 5.0, "runtime_s": 0.5},
+        {"instance": "B", "method": "x", "status": "feasible", "value": 0.0, "runtime_s": 2.0},
+        {"instance": "B", "method": "y", "status": "feasible", "value": 8.0, "runtime_s": 4.0},
+        {"instance": "C", "method": "x", "status": "feasible", "value": 3.0, "runtime_s": 1.0},
+        {"instance": "C", "method": "y", "status": "error", "value": math.nan, "runtime_s": 9.0},
+    ])
+
+
+def test_performance_profile_ratios_by_hand():
+    r = plots.performance_profile(_rows(), "value")
+    np.testing.assert_allclose(r["x"], [1.0, np.inf, 1.0])  # value 0 where 8 was possible
+    np.testing.assert_allclose(r["y"], [2.0, 1.0, np.inf])  # error: never within any tau
+    t = plots.performance_profile(_rows(), "runtime_s")
+    np.testing.assert_allclose(t["x"], [2.0, 1.0, 1.0])
+    np.testing.assert_allclose(t["y"], [1.0, 2.0, np.inf])
+
+
+@pytest.mark.slow
+def test_sweep_plots_and_cli(tmp_path, capsys):
+    out = tmp_path / "res"
+    assert main(["bench", "--families", "small,hc-bursty", "--seeds", "2",
+                 "--methods", "fifo,fifo-curve", "-o", str(out), "--workers", "1",
+                 "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["plot", str(out), "-o", str(tmp_path / "plots"),
+                 "--methods", "fifo,fifo-curve"]) == 0
+    written = capsys.readouterr().out.split()
+    names = {p.split("/")[-1] for p in written}
+    assert {"profile-value.png", "profile-runtime.png"} <= names
+    assert sum(n.startswith("gantt-") and n.endswith(".png") for n in names) == 2
+    for p in written:
+        if p.endswith(".png"):
+            _png_ok(tmp_path / "plots" / p.split("/")[-1])
+    # one schedule from files
+    df = bench.load_rows(out)
+    row = df.iloc[0]
+    assert main(["plot", str(out / row["instance_file"]), str(out / row["schedule_file"]),
+                 "-o", str(tmp_path / "one"), "--reservation", "peak"]) == 0
+    _png_ok(tmp_path / "one-gantt.png")
+    _png_ok(tmp_path / "one-utilization.png")
+    assert main(["plot", str(out / row["instance_file"]), "-o", str(tmp_path / "x")]) == 2
+
+
+def _tied_rows() -> pd.DataFrame:
+    """``best`` and ``milp`` equal on every instance; ``fifo`` behind."""
+    rows = []
+    for k, (v_best, v_fifo) in enumerate([(10.0, 6.0), (8.0, 8.0), (5.0, 2.0), (7.0, 5.5)]):
+        for method, v in (("fifo", v_fifo), ("best", v_best), ("milp", v_best)):
+            rows.append({"instance": f"I{k}", "method": method, "status": "feasible",
+                         "value": v, "runtime_s": 1.0 + k})
+    return pd.DataFrame(rows)
+
+
+def test_profile_curves_that_coincide_stay_visible():
+    import matplotlib.pyplot as plt
+
+    ax = plots.plot_performance_profile(_tied_rows())
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    assert {"best", "milp", "fifo"} <= set(lines)
+    best, milp = lines["best"], lines["milp"]
+    np.testing.assert_array_equal(best.get_xydata(), milp.get_xydata())  # the same curve
+    # ... drawn so that both show: another style and marker, the lower one wider
+    assert (best.get_linestyle(), best.get_marker()) != (milp.get_linestyle(), milp.get_marker())
+    assert best.get_color() != milp.get_color()
+    lower, upper = sorted((best, milp), key=lambda ln: ln.get_zorder())
+    assert lower.get_linewidth() > upper.get_linewidth()
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"best", "milp", "fifo"} <= set(legend)
+    plt.close(ax.figure)
+
+
+@pytest.mark.parametrize("tau_max", [1.05, 1.3, 2.0, 7.5, 40.0, 1e5])
+def test_profile_log_axis_has_labelled_ticks(tau_max):
+    ticks = plots.profile_ticks(tau_max)
+    assert 3 <= len(ticks) <= 8
+    assert ticks[0] == 1.0 and ticks[-1] <= tau_max and ticks == sorted(set(ticks))
+    gaps = np.diff(np.log(ticks))
+    assert gaps.min() >= np.log(tau_max) / 7 - 1e-12  # labels do not crowd
+
+
+def test_profile_axis_uses_those_ticks():
+    import matplotlib.pyplot as plt
+
+    ax = plots.plot_performance_profile(_tied_rows())
+    ax.figure.canvas.draw()
+    lo, hi = ax.get_xlim()
+    shown = [t for t in ax.get_xticks() if lo <= t <= hi]
+    labels = [lab.get_text() for lab in ax.get_xticklabels() if lab.get_text()]
+    assert len(shown) >= 3 and len(labels) >= 3
+    assert shown == plots.profile_ticks(hi)
+    assert all(lab.replace(".", "", 1).isdigit() for lab in labels)  # "1.5", not "$2^{0.58}$"
+    plt.close(ax.figure)
+
+
+def _texts(ax):
+    yield from ax.texts
+    yield from ax.get_xticklabels()
+    yield from ax.get_yticklabels()
+    legend = ax.get_legend()
+    if legend is not None:
+        yield from legend.get_texts()
+
+
+def test_gantt_labels_are_readable():
+    import matplotlib.pyplot as plt
+
+    inst = instances.generate("hc-multi-service", seed=1)
+    sched = gpusched.solve(inst, "list").schedule
+    gantt = plots.plot_gantt(inst, sched)
+    gantt.figure.canvas.draw()
+    assert gantt.texts  # job labels are drawn
+    sizes = [t.get_fontsize() for t in _texts(gantt) if t.get_text()]
+    assert sizes and min(sizes) >= 8
+    plt.close("all")
+
+
+@pytest.mark.parametrize(("family", "seed"), [("small", 1), ("hc-mixed", 1)])
+def test_utilization_ticks_are_whole_gpus(family, seed):
+    import matplotlib.pyplot as plt
+
+    inst = instances.generate(family, seed=seed)
+    sched = gpusched.solve(inst, "list").schedule
+    util = plots.plot_utilization(inst, sched, reservation="peak")
+    util.figure.canvas.draw()
+    ticks = [t for t in util.get_yticks() if 0 <= t <= inst.num_gpus]
+    assert len(ticks) >= 3 and all(float(t).is_integer() for t in ticks), ticks
+    assert min(t.get_fontsize() for t in _texts(util) if t.get_text()) >= 8
+    plt.close("all")
+
+
+# ---------------------------------------------------------------- nodes
+def _check_node_assignment(inst: Instance, sched: Schedule) -> None:
+    _check_assignment(inst, sched)
+    gpus = plots.assign_gpus(inst, sched)
+    rows = {name: range(first, first + n) for name, first, n in plots.node_rows(inst)}
+    for name, held in gpus.items():
+        want = {k: c for k, c in sched.placement[name].items() if c > 0}
+        got = {k: sum(g in r for g in held) for k, r in rows.items()}
+        assert {k: c for k, c in got.items() if c} == want, name
+
+
+@pytest.mark.parametrize("shape", [8, "openb", [2, 2, 2, 2]])
+@pytest.mark.parametrize("method", ["fifo", "fifo-curve", "list"])
+def test_gantt_assignment_on_nodes_keeps_each_job_on_its_nodes(shape, method):
+    for family in ("hc-training-heavy", "hc-multi-service"):
+        for seed in range(3):
+            try:
+                inst = instances.generate(family, seed=seed, node_gpus=shape)
+            except ValueError:  # [2, 2, 2, 2] is 8 GPUs: not hc-multi-service's 16
+                continue
+            _check_node_assignment(inst, gpusched.solve(inst, method).schedule)
+
+
+def test_node_rows():
+    inst = instances.generate("hc-mixed", seed=3, node_gpus=[8, 2, 2])
+    assert plots.node_rows(inst) == [("node-0", 0, 8), ("node-1", 8, 2), ("node-2", 10, 2)]
+    assert plots.node_rows(instances.generate("hc-mixed", seed=3)) == [("pool", 0, 12)]
+
+
+def _two_nodes() -> tuple[Instance, Schedule]:
+    """Nodes n0:2, n1:2; big (4 GPUs) holds both nodes in slots 0-1, a then b on n1."""
+    inst = Instance("n", 4, 4, (), (Job("big", 4, 2), Job("a", 1, 2, release=2),
+                                    Job("b", 2, 1, release=2)),
+                    nodes=(instances.Node("n0", 2), instances.Node("n1", 2)))
+    sched = Schedule("n", {"big": 0, "a": 2, "b": 3}, {"big": {"n0": 2, "n1": 2},
+                                                       "a": {"n1": 1}, "b": {"n0": 2}})
+    instances.evaluate(inst, sched)
+    return inst, sched
+
+
+def test_gantt_draws_one_band_per_node():
+    inst, sched = _two_nodes()
+    gpus = plots.assign_gpus(inst, sched)
+    assert gpus == {"big": (0, 1, 2, 3), "a": (2,), "b": (0, 1)}
+    ax = plots.plot_gantt(inst, sched)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["n0 (2)", "n1 (2)"]
+    assert list(ax.get_yticks()) == [1.0, 3.0]
+    lines = [ln for ln in ax.get_lines() if set(ln.get_ydata()) == {2}]
+    assert len(lines) == 1  # the boundary between n0 and n1
+    bars = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_x() == 0
+            and p.get_width() == 2]
+    assert sorted(round(p.get_y()) for p in bars) == [0, 2]  # big: a bar on each node
+    with pytest.raises(ValueError, match="no valid placement"):
+        plots.assign_gpus(inst, Schedule("n", sched.starts))
+
+
+@pytest.mark.slow
+def test_fragmentation_plot_stacks_the_checker_figures(tmp_path):
+    inst = instances.generate("hc-multi-service", seed=1, node_gpus=[4, 4, 4, 4])
+    sched = gpusched.solve(inst, "fifo").schedule
+    ax = plots.plot_fragmentation(inst, sched)
+    containers = ax.containers
+    assert [c.get_label() for c in containers] == [
+        "inference", "batch", "stranded (no pending job fits)", "free"]
+    heights = np.array([[p.get_height() for p in c] for c in containers])
+    assert (heights.sum(axis=0) == inst.num_gpus).all()
+    stranded = instances.stranded_gpus(inst, sched)
+    assert heights[2].tolist() == stranded and sum(stranded) > 0
+    assert heights[0].tolist() == list(inst.total_demand)
+    m = instances.evaluate(inst, sched)
+    assert f"fragmentation {m.fragmentation} GPU-slots" in ax.get_title()
+    paths = plots.save_figure(ax, tmp_path / "frag")
+    _png_ok(paths[0])
+    flat = instances.generate("hc-multi-service", seed=1)
+    ax = plots.plot_fragmentation(flat, gpusched.solve(flat, "fifo").schedule)
+    assert all(p.get_height() == 0 for p in ax.containers[2])
