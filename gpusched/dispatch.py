@@ -10,6 +10,8 @@ import numpy as np
 
 import heuristics
 import milp
+from heuristics import start_value
+from heuristics.lagrangian import lagrangian_starts
 from instances import Instance, Result
 
 __all__ = ["EXACT_METHODS", "lagrangian_primal", "method_names", "solve"]
@@ -75,9 +77,6 @@ def lagrangian_primal(inst: Instance) -> Callable[[np.ndarray], float]:
 
     The step target :func:`milp.bound` takes as ``primal`` (milp knows no heuristic).
     """
-    from heuristics import start_value
-    from heuristics.lagrangian import lagrangian_starts
-
     def value_at(lam: np.ndarray) -> float:
         return float(start_value(inst, lagrangian_starts(inst, lam)[0]))
 

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from .model import Instance, Reservation
+    from .arrays import Reservation
+    from .model import Instance
 
 __all__ = [
     "DEFAULT_MAX_PLACEMENTS",

@@ -16,7 +16,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .model import Instance, Reservation
+from .arrays import Reservation
+from .model import Instance
 from .schedule import Schedule
 
 __all__ = ["InfeasibleScheduleError", "Metrics", "evaluate", "gain", "gap", "stranded_gpus"]

@@ -4,7 +4,8 @@ Every object is immutable and validated when it is built. A bad field raises
 :class:`ValueError` whose message names the field and the offending value, for
 example ``jobs[3].gpus: must be <= num_gpus (8), got 12``.
 
-Over 500 lines because ``Instance`` validates every field at the door (services, jobs, nodes), with its checks beside the fields they guard.
+The arrays an :class:`Instance` derives from its fields (per job, per node,
+the capacity left for batch work) are in :mod:`.arrays`.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-import numpy.typing as npt
+
+from .arrays import InstanceArrays
 
 __all__ = [
     "JOB_KINDS",
@@ -27,7 +28,6 @@ __all__ = [
     "Instance",
     "Job",
     "Node",
-    "Reservation",
     "Service",
     "check_size_params",
     "subset_sums",
@@ -44,8 +44,6 @@ MAX_JOBS = 1_000_000
 
 MAX_GPUS = 1_000_000
 """Largest pool accepted."""
-
-Reservation = Literal["peak", "curve"]
 
 SIZE_PARAMS: dict[str, tuple[int, int]] = {
     "num_jobs": (0, MAX_JOBS),
@@ -108,12 +106,6 @@ def _check_name(where: str, x: Any) -> str:
     if not isinstance(x, str) or not x:
         raise ValueError(f"{where}: must be a non-empty string, got {x!r}")
     return x
-
-
-def _readonly(a: npt.ArrayLike, dtype: Any) -> np.ndarray:
-    arr = np.array(a, dtype=dtype)
-    arr.setflags(write=False)
-    return arr
 
 
 @dataclass(frozen=True)
@@ -258,7 +250,7 @@ def subset_sums(sizes: Iterable[int], limit: int) -> int:
 
 
 @dataclass(frozen=True)
-class Instance:
+class Instance(InstanceArrays):
     """A GPU pool over a horizon, shared by inference services and batch jobs.
 
     The instance is immutable; derived arrays (``demand``, ``gpus``, ...) are
@@ -408,161 +400,6 @@ class Instance:
                     f"jobs[{i}].priority: {j.priority!r} makes the value "
                     f"(priority * gpus * duration * slot_hours) overflow to infinity"
                 )
-
-    # ------------------------------------------------------------------ arrays
-    @cached_property
-    def demand(self) -> np.ndarray:
-        """Inference demand, shape ``(num_services, horizon)``, int64, read-only."""
-        if not self.services:
-            return _readonly(np.zeros((0, self.horizon)), np.int64)
-        return _readonly([s.demand for s in self.services], np.int64)
-
-    @cached_property
-    def total_demand(self) -> np.ndarray:
-        """Summed inference demand per slot, shape ``(horizon,)``, read-only."""
-        return _readonly(self.demand.sum(axis=0), np.int64)
-
-    @cached_property
-    def gpus(self) -> np.ndarray:
-        """``g_j`` per job, int64, read-only."""
-        return _readonly([j.gpus for j in self.jobs], np.int64)
-
-    @cached_property
-    def durations(self) -> np.ndarray:
-        """``p_j`` per job, int64, read-only."""
-        return _readonly([j.duration for j in self.jobs], np.int64)
-
-    @cached_property
-    def releases(self) -> np.ndarray:
-        """``r_j`` per job, int64, read-only."""
-        return _readonly([j.release for j in self.jobs], np.int64)
-
-    @cached_property
-    def deadlines(self) -> np.ndarray:
-        """Effective end-by slot ``min(D_j, T)`` per job, int64, read-only."""
-        return _readonly(
-            [self.horizon if j.deadline is None else j.deadline for j in self.jobs], np.int64
-        )
-
-    @cached_property
-    def priorities(self) -> np.ndarray:
-        """``w_j`` per job, float64, read-only."""
-        return _readonly([j.priority for j in self.jobs], np.float64)
-
-    @cached_property
-    def job_values(self) -> np.ndarray:
-        """Value of running each job, ``w_j g_j p_j slot_hours``, read-only."""
-        return _readonly(
-            self.priorities * self.gpus * self.durations * self.slot_hours, np.float64
-        )
-
-    @cached_property
-    def job_index(self) -> Mapping[str, int]:
-        """Map from job name to its position in :attr:`jobs`."""
-        return {j.name: i for i, j in enumerate(self.jobs)}
-
-    @property
-    def num_jobs(self) -> int:
-        """Number of batch jobs."""
-        return len(self.jobs)
-
-    # ------------------------------------------------------------------- nodes
-    @property
-    def has_nodes(self) -> bool:
-        """Whether the instance lists its nodes (else it is one flat pool)."""
-        return self.nodes is not None
-
-    @property
-    def num_nodes(self) -> int:
-        """Number of nodes (0 for a flat pool)."""
-        return 0 if self.nodes is None else len(self.nodes)
-
-    @cached_property
-    def node_gpus(self) -> np.ndarray:
-        """GPUs per node in list order, int64, read-only (empty for a flat pool)."""
-        return _readonly([n.gpus for n in self.nodes or ()], np.int64)
-
-    @cached_property
-    def node_index(self) -> Mapping[str, int]:
-        """Map from node name to its position in :attr:`nodes`."""
-        return {n.name: k for k, n in enumerate(self.nodes or ())}
-
-    @cached_property
-    def multi_node(self) -> np.ndarray:
-        """Per job, whether it is larger than the largest node (so takes whole nodes), read-only."""
-        largest = int(self.node_gpus.max()) if self.nodes else self.num_gpus
-        return _readonly(self.gpus > largest, np.bool_)
-
-    @cached_property
-    def max_span(self) -> int:
-        """At least the number of nodes of any valid placement (1 without multi-node jobs).
-
-        For a job larger than the largest node, the count of the smallest
-        nodes whose GPUs sum to at most ``g_j``: no set of whole nodes
-        summing to ``g_j`` has more members.
-        """
-        if not self.nodes or not self.multi_node.any():
-            return 1
-        cum = np.cumsum(np.sort(self.node_gpus))
-        g = int(self.gpus[self.multi_node].max())
-        return max(1, int(np.searchsorted(cum, g, side="right")))
-
-    def node_withheld(self, reservation: Reservation = "peak") -> np.ndarray:
-        """GPUs of each node withheld for inference for the whole horizon.
-
-        Under ``peak``, ``P = min(G, sum_s max_t d_s[t])`` GPUs are taken from
-        the end of the node list: the last node in full, then the one before,
-        the remainder from the node where ``P`` runs out (the specification (docs/model.md)).
-        Under ``curve`` nothing is withheld (inference takes any free GPU).
-
-        Returns
-        -------
-        numpy.ndarray
-            A new int64 array of length ``num_nodes``.
-        """
-        out = np.zeros(self.num_nodes, dtype=np.int64)
-        if reservation == "curve":
-            return out
-        if reservation != "peak":
-            raise ValueError(f"reservation: must be 'peak' or 'curve', got {reservation!r}")
-        left = min(self.num_gpus, int(self.demand.max(axis=1).sum()) if self.services else 0)
-        for k in range(self.num_nodes - 1, -1, -1):
-            out[k] = min(left, int(self.node_gpus[k]))
-            left -= int(out[k])
-        return out
-
-    def node_capacity(self, reservation: Reservation = "curve") -> np.ndarray:
-        """GPUs of each node left for batch work under a reservation (see :meth:`node_withheld`).
-
-        Returns
-        -------
-        numpy.ndarray
-            A new writable int64 array of length ``num_nodes``: each node's
-            GPUs, less what ``peak`` withholds. Batch work must also respect
-            the pool's :meth:`batch_capacity` in every slot.
-        """
-        return self.node_gpus - self.node_withheld(reservation)
-
-    def batch_capacity(self, reservation: Reservation = "curve") -> np.ndarray:
-        """GPUs left for batch work in each slot under a reservation policy.
-
-        Parameters
-        ----------
-        reservation
-            ``"curve"``: ``G - sum_s d_s[t]`` (elastic). ``"peak"``: every
-            service holds its peak all the time, ``max(0, G - sum_s max_t d_s[t])``.
-
-        Returns
-        -------
-        numpy.ndarray
-            A new writable int64 array of length ``horizon``.
-        """
-        if reservation == "curve":
-            return self.num_gpus - self.total_demand
-        if reservation == "peak":
-            peak = int(self.demand.max(axis=1).sum()) if self.services else 0
-            return np.full(self.horizon, max(0, self.num_gpus - peak), dtype=np.int64)
-        raise ValueError(f"reservation: must be 'peak' or 'curve', got {reservation!r}")
 
     def replace(self, **changes: Any) -> Instance:
         """Return a validated copy with some fields changed."""

@@ -34,6 +34,7 @@ import numpy as np
 from . import families
 from .io import atomic_write_text, read_json
 from .model import Instance, Service
+from .servegen import servegen_hourly_rps
 
 __all__ = [
     "SCENARIO_FORMAT",
@@ -320,7 +321,7 @@ def _lognormal(
 
 
 def _series_days() -> np.ndarray:
-    rps = families.servegen_hourly_rps()
+    rps = servegen_hourly_rps()
     return rps.reshape(-1, 24)
 
 
@@ -400,7 +401,7 @@ def scenario(inst: Instance, model: str = "lognormal", seed: int = 0, **params: 
     ``trace`` (``day=7``, ``history=None``)
         The real forecast error of the shipped ServeGen series (ServeGen,
         alibaba/ServeGen, Apache License 2.0, hourly means of
-        :func:`instances.families.servegen_hourly_rps`): ``x_s[t] = f_s[t] *
+        :func:`instances.servegen.servegen_hourly_rps`): ``x_s[t] = f_s[t] *
         actual[h] / forecast[h]`` with ``h`` the hour of slot ``t`` counted
         from day ``day``, ``forecast[h]`` the mean of the same hour over the
         previous days (or the last ``history``) and ``actual[h]`` the day

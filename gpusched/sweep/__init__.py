@@ -6,7 +6,9 @@ yet and stores one tidy row per cell in a results folder. The parts:
 
 - :mod:`.config`: :class:`BenchConfig` from flags (:func:`make_config`) or a
   TOML file (:func:`load_config`, checked by pydantic);
-- :mod:`.cells`: :class:`Cell`, its key, and :func:`run_cell` (one row);
+- :mod:`.seeds`: :func:`parse_seeds`, the seeds of the families and of the scenarios;
+- :mod:`.cells`: :class:`Cell`, its key, and the columns of its row;
+- :mod:`.work`: :func:`make_cells` (the cells of a config) and :func:`run_cell` (one row);
 - :mod:`.store`: the results folder (atomic row files, ``results.csv``,
   :func:`load_rows`);
 - :mod:`.runner`: :func:`run_bench` over this process, a process pool or Dask;
@@ -22,14 +24,14 @@ from .cells import (
     Cell,
     error_row,
     instance_hash,
-    make_cells,
-    run_cell,
     versions,
 )
-from .config import MAX_SEEDS, BenchConfig, MethodSpec, load_config, make_config, parse_seeds
+from .config import BenchConfig, MethodSpec, load_config, make_config
 from .runner import CONSOLIDATE_EVERY_S, BenchSummary, run_bench
 from .scenarios import ScenarioConfig, SimSpec, scenario_config
+from .seeds import MAX_SEEDS, parse_seeds
 from .store import SORT_COLUMNS, cell_rows, consolidate, done_keys, load_rows
+from .work import make_cells, run_cell
 
 __all__ = [
     "CONSOLIDATE_EVERY_S",

@@ -1,21 +1,20 @@
-"""The cells of a sweep (one method on one instance) and the tidy row each one gives.
+"""The cells of a sweep (one method on one instance) and the columns of the row each gives.
 
 A cell's key hashes the instance's content, the method, its parameters and its
 time limit, so the same work has the same key in every process and every run
-(what resume relies on). :func:`run_cell` never raises for a failing method:
-the failure becomes a row with status ``error``.
+(what resume relies on). The rows share :func:`base_row` and
+:func:`finish_row`; a failure becomes :func:`error_row` (making and running
+the cells is :mod:`.work`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import math
 import platform
 import re
 import time
-import traceback
 from dataclasses import dataclass, fields
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
@@ -25,8 +24,7 @@ import instances
 from instances import Instance, Metrics
 from instances.families import node_shape_label
 
-from ..dispatch import solve
-from .config import BenchConfig, MethodSpec
+from .config import MethodSpec
 from .scenarios import SimSpec
 
 __all__ = [
@@ -34,14 +32,14 @@ __all__ = [
     "METRIC_FIELDS",
     "VERSIONED_PACKAGES",
     "Cell",
+    "base_row",
+    "crashed_row",
     "error_row",
+    "finish_row",
     "instance_hash",
-    "make_cells",
-    "run_cell",
+    "safe_name",
     "versions",
 ]
-
-logger = logging.getLogger(__name__)
 
 VERSIONED_PACKAGES: tuple[str, ...] = ("gpusched", "numpy", "highspy", "pulp", "ortools")
 """Packages whose versions every row records."""
@@ -116,42 +114,6 @@ def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:80]
 
 
-def make_cells(config: BenchConfig) -> list[Cell]:
-    """Generate every instance of the sweep and pair it with every method.
-
-    Raises
-    ------
-    ValueError
-        For a family parameter the generator refuses (named
-        ``family_params.<family>.<key>``) or a bad instance file.
-    """
-    insts: list[tuple[Instance, str, int]] = []
-    for fam in config.families:
-        fp = dict(config.family_params.get(fam, {}))
-        for seed in config.seeds:
-            try:
-                inst = instances.generate(fam, seed=seed, **fp)
-            except ValueError as e:
-                if not fp:
-                    raise
-                raise ValueError(f"family_params.{fam}.{e}") from None
-            insts.append((inst, fam, seed))
-    for path in config.instance_files:
-        inst = instances.load(path)
-        fam = str(inst.meta.get("family", "file"))
-        seed = int(inst.meta.get("seed", -1))
-        insts.append((inst, fam, seed))
-    if config.scenarios is not None:
-        from .simulation import make_sim_cells
-
-        return make_sim_cells(config, insts)
-    cells: list[Cell] = []
-    for inst, fam, seed in insts:
-        h = instance_hash(inst)
-        cells.extend(Cell(inst, fam, seed, spec, h) for spec in config.methods)
-    return cells
-
-
 @cache
 def versions() -> dict[str, str]:
     """Installed versions of :data:`VERSIONED_PACKAGES` (``""`` when absent) and Python."""
@@ -174,7 +136,8 @@ def _clean(v: Any) -> Any:
     return v
 
 
-def _base_row(cell: Cell) -> dict[str, Any]:
+def base_row(cell: Cell) -> dict[str, Any]:
+    """The columns every row has: the cell, its instance and its method."""
     spec, inst = cell.spec, cell.instance
     return {
         "cell": cell.key,
@@ -194,7 +157,8 @@ def _base_row(cell: Cell) -> dict[str, Any]:
     }
 
 
-def _finish_row(row: dict[str, Any], started: float) -> dict[str, Any]:
+def finish_row(row: dict[str, Any], started: float) -> dict[str, Any]:
+    """``row`` with the wall time since ``started``, the host and the versions, JSON-safe."""
     row["wall_s"] = time.perf_counter() - started
     row["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     row["host"] = platform.node()
@@ -204,51 +168,16 @@ def _finish_row(row: dict[str, Any], started: float) -> dict[str, Any]:
 
 def error_row(cell: Cell, message: str, runtime_s: float = 0.0) -> dict[str, Any]:
     """The row of a failed cell: status ``error``, no value, ``message`` says why."""
-    row = _base_row(cell)
+    row = base_row(cell)
     row.update(
         status="error", value=None, upper_bound=None, gap=None, lp_bound=None, nodes=None,
         runtime_s=runtime_s, reservation=None, message=message,
     )
     for k in METRIC_COLUMNS:
         row[k] = None
-    return _finish_row(row, time.perf_counter() - runtime_s)
+    return finish_row(row, time.perf_counter() - runtime_s)
 
 
 def crashed_row(cell: Cell, e: BaseException) -> dict[str, Any]:
     """The row of a cell whose worker died before returning."""
     return error_row(cell, f"worker failed: {type(e).__name__}: {e}")
-
-
-def run_cell(cell: Cell) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """Run one cell; never raises for a failing method.
-
-    Returns
-    -------
-    row, schedule
-        The tidy row (JSON-safe) and the schedule as a ``gpusched-schedule/1``
-        object (``None`` when the method failed). A method that raises gives a
-        row with status ``error`` and the exception in ``message``.
-    """
-    if cell.sim is not None:
-        from .simulation import run_sim_cell
-
-        return run_sim_cell(cell)
-    spec = cell.spec
-    started = time.perf_counter()
-    try:
-        res = solve(cell.instance, spec.method, time_limit=spec.time_limit, **dict(spec.params))
-    except Exception as e:  # a failed cell is recorded, the sweep goes on
-        logger.warning("cell %s (%s on %s) failed: %s", cell.key, spec.label, cell.instance.name, e)
-        msg = traceback.format_exception_only(type(e), e)[-1].strip()
-        return error_row(cell, msg, time.perf_counter() - started), None
-    r = res.to_row()
-    row = _base_row(cell)
-    row.update(
-        status=r["status"], value=r["value"], upper_bound=r["upper_bound"],
-        gap=r["gap"], lp_bound=r["lp_bound"], nodes=r["nodes"], runtime_s=r["runtime_s"],
-        reservation=r["reservation"], message=r["message"],
-    )
-    for k in METRIC_COLUMNS:
-        row[k] = r.get(k)
-    schedule = res.schedule.to_dict() if res.metrics is not None else None
-    return _finish_row(row, started), schedule

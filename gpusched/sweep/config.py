@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import inspect
 import os
-import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,14 +27,13 @@ from instances.model import check_size_params
 
 from ..dispatch import EXACT_METHODS, method_names
 from .scenarios import ScenarioConfig, scenario_config_from_tables
+from .seeds import parse_seeds
 
 __all__ = [
-    "MAX_SEEDS",
     "BenchConfig",
     "MethodSpec",
     "load_config",
     "make_config",
-    "parse_seeds",
 ]
 
 
@@ -90,52 +88,6 @@ class BenchConfig:
     family_params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     instance_files: tuple[str, ...] = ()
     scenarios: ScenarioConfig | None = None
-
-
-MAX_SEEDS = 100_000
-"""Most seeds a sweep accepts (checked before any list of them is built)."""
-
-
-def parse_seeds(spec: Any) -> tuple[int, ...]:
-    """Seeds from ``5`` (0..4), ``"0-4"``, ``"1,3,7"`` or a list of integers.
-
-    Raises
-    ------
-    ValueError
-        For anything else, or a negative seed.
-    """
-    if isinstance(spec, bool):
-        raise ValueError(f"seeds: expected N, A-B, a comma list or a list, got {spec!r}")
-    if isinstance(spec, int):
-        if not 1 <= spec <= MAX_SEEDS:
-            raise ValueError(f"seeds: a count must be in [1, {MAX_SEEDS}], got {spec}")
-        return tuple(range(spec))
-    if isinstance(spec, (list, tuple)):
-        out = []
-        for s in spec:
-            if isinstance(s, bool) or not isinstance(s, int) or s < 0:
-                raise ValueError(f"seeds: must be non-negative integers, got {s!r}")
-            out.append(s)
-        if not out:
-            raise ValueError("seeds: the list is empty")
-        if len(out) > MAX_SEEDS:
-            raise ValueError(f"seeds: at most {MAX_SEEDS} seeds, got {len(out)}")
-        return tuple(dict.fromkeys(out))
-    if isinstance(spec, str):
-        text = spec.strip()
-        if re.fullmatch(r"\d+", text):
-            return parse_seeds(int(text))
-        m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", text)
-        if m:
-            a, b = int(m.group(1)), int(m.group(2))
-            if b < a:
-                raise ValueError(f"seeds: empty range {text!r}")
-            if b - a + 1 > MAX_SEEDS:
-                raise ValueError(f"seeds: at most {MAX_SEEDS} seeds, got the range {text!r}")
-            return tuple(range(a, b + 1))
-        if re.fullmatch(r"\d+(\s*,\s*\d+)+", text):
-            return parse_seeds([int(x) for x in text.split(",")])
-    raise ValueError(f"seeds: expected N, A-B, a comma list or a list, got {spec!r}")
 
 
 def _split(items: str | Sequence[str]) -> tuple[str, ...]:

@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from .cells import Cell, crashed_row, error_row, make_cells, run_cell
+from .cells import Cell, crashed_row, error_row
 from .config import BenchConfig
 from .store import consolidate, done_keys, save_instances, store_row
+from .work import make_cells, run_cell
 
 __all__ = ["CONSOLIDATE_EVERY_S", "BenchSummary", "run_bench"]
 

@@ -56,6 +56,8 @@ import instances
 from instances import Instance, Job, Scenario, Service
 from instances.scenario import SCENARIO_MODELS, trace_forecast_error
 
+from .seeds import parse_seeds
+
 __all__ = [
     "POLICY_KEYS",
     "SCENARIO_KEYS",
@@ -235,8 +237,6 @@ def scenario_config(
         day without a previous day or past the series, a replan interval below
         1, a negative headroom, a preempt that is not a boolean.
     """
-    from .config import parse_seeds  # config imports this module
-
     if model is not None and model not in SCENARIO_MODELS:
         raise ValueError(f"scenarios.model: unknown scenario model {model!r}; known: "
                          f"{', '.join(SCENARIO_MODELS)}")

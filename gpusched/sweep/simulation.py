@@ -33,7 +33,8 @@ from typing import Any
 import instances
 from instances import Instance, Scenario
 
-from .cells import METRIC_COLUMNS, Cell, _base_row, _finish_row, error_row, instance_hash
+from ..simulate import simulate
+from .cells import METRIC_COLUMNS, Cell, base_row, error_row, finish_row, instance_hash
 from .config import BenchConfig, MethodSpec
 from .scenarios import SimSpec, policy_label, scenario_hash
 
@@ -152,10 +153,8 @@ def run_sim_cell(cell: Cell) -> tuple[dict[str, Any], None]:
     if spec.time_limit is not None:
         params["time_limit"] = spec.time_limit
     try:
-        import gpusched
-
-        r = gpusched.simulate(cell.instance, sim.scenario, spec.method, sim.replan, sim.headroom,
-                              sim.preempt, clairvoyant=False, **params)
+        r = simulate(cell.instance, sim.scenario, spec.method, sim.replan, sim.headroom,
+                     sim.preempt, clairvoyant=False, **params)
     except Exception as e:  # a failed cell is recorded, the sweep goes on
         logger.warning("cell %s (%s on %s, %s) failed: %s", cell.key, spec.label,
                        cell.instance.name, sim.label, e)
@@ -164,7 +163,7 @@ def run_sim_cell(cell: Cell) -> tuple[dict[str, Any], None]:
         row.update(_sim_columns(cell))
         return row, None
     out = r.to_row()
-    row = _base_row(cell)
+    row = base_row(cell)
     row.update(
         status=SIM_STATUS, value=r.realized_value, upper_bound=None, gap=None, lp_bound=None,
         nodes=None, runtime_s=r.runtime_s, reservation=None, message="",
@@ -174,4 +173,4 @@ def run_sim_cell(cell: Cell) -> tuple[dict[str, Any], None]:
     row.update(_sim_columns(cell))
     for k in SIM_COLUMNS:
         row[k] = out[k]
-    return _finish_row(row, started), None
+    return finish_row(row, started), None

@@ -3,13 +3,15 @@
 - :mod:`.aggregate`: the numbers (:func:`prepare`: gains and gaps per row;
   :func:`ci95`: Student's t intervals);
 - :mod:`.render`: :class:`Table` as Markdown or booktabs LaTeX (pandas);
-- :mod:`.views`: the four offline views (:func:`view` by name);
+- :mod:`.views`: the summary, seed and ablation views, and every offline view by name
+  (:func:`view`); :mod:`.topology`: the topology view; :mod:`.notes`: the tables' warnings;
 - :mod:`.simulation`: the view of a scenario sweep's replays against the clairvoyant bound.
 """
 
 from .aggregate import CONFIDENCE, FEW_VALUES, ci95, prepare, t_quantile
 from .render import FORMAT_ALIASES, Table, TableView, fmt_ci, latex_escape
 from .simulation import simulation_rows, simulation_view
+from .topology import has_node_rows, topology_frame, topology_view
 from .views import (
     ABLATION_GRID,
     ABLATION_ORDERINGS,
@@ -18,11 +20,8 @@ from .views import (
     SUMMARY_METRICS,
     VIEWS,
     ablation_view,
-    has_node_rows,
     seed_view,
     summary_view,
-    topology_frame,
-    topology_view,
     view,
 )
 

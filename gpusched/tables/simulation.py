@@ -19,8 +19,8 @@ import pandas as pd
 import instances
 
 from .aggregate import ci95
+from .notes import few_note
 from .render import Table, TableView, fmt_ci
-from .views import _few_note
 
 __all__ = ["BOUND_TOLERANCE", "simulation_rows", "simulation_view"]
 
@@ -175,7 +175,7 @@ def simulation_view(df: pd.DataFrame) -> TableView:
         rows=rows,
         caption="Replays against actual days: realized value, preemptions, work lost, inference "
                 "unserved and gap to the clairvoyant bound, per scenario, method and policy.",
-        notes=notes + _few_note(counts, "values"),
+        notes=notes + few_note(counts, "values"),
         align="llll" + "r" * 7,
         label="tab:gpusched-simulation",
     )

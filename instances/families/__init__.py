@@ -24,7 +24,6 @@ import numpy as np
 
 from ..model import Instance, check_size_params
 from ..nodes import openb_node_mix, with_nodes
-from ..servegen import servegen_hourly_rps
 from .catalogue import (
     GENERATORS,
     OPENB_DAYS,
@@ -49,7 +48,6 @@ __all__ = [
     "daily_curve",
     "generate",
     "node_shape_label",
-    "servegen_hourly_rps",
 ]
 
 NODE_SHAPES = "an integer (nodes of that many GPUs), a list of node sizes, or 'openb'"

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..model import MAX_HORIZON, Instance, Job, Node, Service
+from ..servegen import servegen_hourly_rps
 from . import nodes as _nodes
 
 __all__ = [
@@ -369,15 +370,9 @@ def _text(x: Any) -> str:
 
 
 # ------------------------------------------------------------------ inference curves
-def _servegen() -> np.ndarray:
-    from ..families import servegen_hourly_rps
-
-    return servegen_hourly_rps()
-
-
 SERIES: dict[str, tuple[str, Callable[[], np.ndarray]]] = {
-    "servegen": ("servegen-m-large", _servegen),
-    "servegen-m-large": ("servegen-m-large", _servegen),
+    "servegen": ("servegen-m-large", servegen_hourly_rps),
+    "servegen-m-large": ("servegen-m-large", servegen_hourly_rps),
 }
 """Inference series by name: (service name, hourly request rate)."""
 

@@ -177,9 +177,9 @@ def test_lagrangian_bounds_are_used_and_stored(tmp_path, monkeypatch) -> None:
         return types.SimpleNamespace(value=1000.0 + inst.num_gpus, method="lagrangian")
 
     monkeypatch.setattr(milp, "bound", fake, raising=False)
-    got = reproduce._lagrangian_bounds(cells, tmp_path, 1.0, {(34, 8): 5.0})
+    got = reproduce.lagrangian_bounds(cells, tmp_path, 1.0, {(34, 8): 5.0})
     assert got == {(34, 8): 1008.0, (34, 16): 1016.0} and len(calls) == 2
     monkeypatch.setattr(milp, "bound", lambda *a, **k: pytest.fail("not read back"))
-    assert reproduce._lagrangian_bounds(cells, tmp_path, 1.0) == got  # stored, read back
+    assert reproduce.lagrangian_bounds(cells, tmp_path, 1.0) == got  # stored, read back
     monkeypatch.delattr(milp, "bound")
-    assert reproduce._lagrangian_bounds(cells, tmp_path, 1.0) == {}  # no milp.bound: none
+    assert reproduce.lagrangian_bounds(cells, tmp_path, 1.0) == {}  # no milp.bound: none

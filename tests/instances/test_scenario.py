@@ -191,7 +191,7 @@ def test_unknown_model_and_bad_seed():
 
 # ------------------------------------------------------------------ trace
 def test_trace_forecast_is_the_mean_of_the_previous_days():
-    rps = instances.families.servegen_hourly_rps()
+    rps = instances.servegen.servegen_hourly_rps()
     days = rps.reshape(-1, 24)
     for day in (1, 6, 13):
         fc, ac = trace_forecast_error(day)

@@ -1,4 +1,4 @@
-"""gpusched.sweep.cells: cell keys, the rows of run_cell and the metric columns."""
+"""gpusched.sweep.cells and .work: cell keys, the rows of run_cell and the metric columns."""
 
 from __future__ import annotations
 

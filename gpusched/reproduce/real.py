@@ -1,23 +1,10 @@
-"""``gpusched reproduce seed`` and ``reproduce real``: the seed's comparison, rerun.
+"""``gpusched reproduce real``: the comparison on days of the openb trace.
 
-``seed``: on our generated instances.
-
-The seed family (``seed-training-heavy``) and the five high-contention
-scenarios (:data:`instances.families.SEED_SCENARIOS`), over several seeds,
-with FIFO, FIFO under curve reservation, the allocator (``best``) and the
-time-limited MILP (its bound is the yardstick of the gap column). It is a
-benchmark run underneath (:func:`gpusched.sweep.run_bench`), so it is
-parallel, crash-safe and resumable; then every table and plot is written.
-The heuristics that fill the ablation table's cells run too when they exist
-(they take milliseconds).
-
-``real``: on days of the openb trace (the ``openb-day`` family) at several
-pool sizes, with FIFO, the backfilling baselines, ``list``, ``best`` and the
-exact bound, tabulated and plotted against contention
+Days of the openb trace (the ``openb-day`` family) at several pool sizes,
+with FIFO, the backfilling baselines, ``list``, ``best`` and the exact bound,
+tabulated and plotted against contention
 (:func:`instances.families.contention`): where FIFO is already near the
 optimum and where the allocator's gain appears.
-
-Over 500 lines because it holds both reproductions (``seed`` and ``real``), which share their cell building, table and report code; ``real`` is the candidate to move to a module of its own.
 """
 
 from __future__ import annotations
@@ -35,13 +22,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from instances.families import OPENB_DAYS, OPENB_INFERENCE_SHARE, SEED_SCENARIOS, contention
+from instances.families import OPENB_DAYS, OPENB_INFERENCE_SHARE, contention
 from instances.io import atomic_write_text
 
-from .dispatch import EXACT_METHODS, method_names
-from .report import write_report
-from .sweep import (
-    BenchConfig,
+from ..dispatch import EXACT_METHODS, method_names
+from ..sweep import (
     BenchSummary,
     Cell,
     MethodSpec,
@@ -51,116 +36,31 @@ from .sweep import (
     make_config,
     run_bench,
 )
-from .tables import ABLATION_GRID, TableView, seed_view
 
 __all__ = [
     "CONTENTION_BANDS",
-    "DEFAULT_SEEDS",
-    "DEFAULT_TIME_LIMIT",
     "FLAT_BOUND",
     "LAGRANGIAN_TIME_LIMIT",
     "REAL_BASELINES",
+    "REAL_BEST_TIME_LIMIT",
     "REAL_DAYS",
     "REAL_METHODS",
     "REAL_POOLS",
     "REAL_QUICK",
+    "REAL_TIME_LIMIT",
     "RealReport",
-    "ReproduceReport",
     "best_values",
     "finish_real",
+    "lagrangian_bounds",
     "real_cells",
     "real_frame",
     "real_summary",
     "reproduce_real",
-    "reproduce_seed",
-    "seed_config",
     "write_real",
 ]
 
 logger = logging.getLogger(__name__)
 
-SEED_FAMILIES: tuple[str, ...] = ("seed-training-heavy", *SEED_SCENARIOS)
-"""The families of the seed reproduction."""
-
-SEED_METHODS: tuple[str, ...] = ("fifo", "fifo-curve", "best", "milp")
-"""Methods of the seed reproduction (the MILP time-limited)."""
-
-DEFAULT_SEEDS = 5
-DEFAULT_TIME_LIMIT = 20.0
-"""Seconds per MILP solve: 30 solves on 2 cores stay well within 10 minutes."""
-
-
-def seed_config(
-    seeds: Any = DEFAULT_SEEDS, time_limit: float = DEFAULT_TIME_LIMIT, *,
-    ablation: bool = True, params: Mapping[str, Mapping[str, Any]] | None = None,
-) -> BenchConfig:
-    """The sweep of the seed reproduction.
-
-    Methods of :data:`SEED_METHODS` that are not registered are left out with a
-    warning; with ``ablation``, the registered heuristics of
-    :data:`gpusched.tables.ABLATION_GRID` are added. ``params`` holds
-    per-method parameters (``{"best": {"time_limit": 2}}``).
-    """
-    known = method_names()
-    wanted = list(SEED_METHODS)
-    if ablation:
-        for labels in ABLATION_GRID.values():
-            wanted += [m for m in labels if m in known and m not in EXACT_METHODS]
-    specs = []
-    for m in dict.fromkeys(wanted):
-        if m not in known:
-            logger.warning("method %r is not registered; the reproduction runs without it", m)
-            continue
-        specs.append(MethodSpec(m, m, dict((params or {}).get(m, {})),
-                                time_limit if m in EXACT_METHODS else None))
-    return make_config(SEED_FAMILIES, seeds, specs)
-
-
-@dataclass
-class ReproduceReport:
-    """What :func:`reproduce_seed` did and wrote."""
-
-    summary: BenchSummary
-    seed_table: TableView
-    files: list[Path]
-
-
-def reproduce_seed(
-    out: str | os.PathLike[str], *, seeds: Any = DEFAULT_SEEDS,
-    time_limit: float = DEFAULT_TIME_LIMIT, workers: int | None = None,
-    scheduler: str | None = None, progress: bool = True, ablation: bool = True,
-    params: Mapping[str, Mapping[str, Any]] | None = None,
-) -> ReproduceReport:
-    """Run (or resume) the seed reproduction in ``out`` and write its tables and plots.
-
-    Parameters
-    ----------
-    out
-        Results folder: rows, schedules and instances, then ``tables/`` and
-        ``plots/``.
-    seeds
-        Seeds per family (a count, ``"A-B"`` or a list).
-    time_limit
-        Seconds per MILP solve.
-    workers, scheduler, progress
-        As in :func:`gpusched.sweep.run_bench`.
-    ablation, params
-        As in :func:`seed_config`.
-
-    Returns
-    -------
-    ReproduceReport
-        The run's summary, the seed table and the files written.
-    """
-    config = seed_config(seeds, time_limit, ablation=ablation, params=params)
-    cells = make_cells(config)
-    summary = run_bench(cells, out, workers=workers, scheduler=scheduler, progress=progress)
-    df = cell_rows(out, cells)
-    files = write_report(out, df=df, summary_methods=SEED_METHODS)
-    return ReproduceReport(summary, seed_view(df), files)
-
-
-# ------------------------------------------------------------------ reproduce real
 REAL_METHODS: tuple[str, ...] = (
     "fifo", "fifo-curve", "easy-peak", "easy-curve", "conservative-peak",
     "conservative-curve", "list", "best", "milp",
@@ -276,7 +176,7 @@ def best_values(df: pd.DataFrame) -> dict[tuple[int, int], float]:
             for k, v in ok.groupby(["seed", "num_gpus"])["value"].max().items()}
 
 
-def _lagrangian_bounds(
+def lagrangian_bounds(
     cells: Sequence[Cell], out: Path, time_limit: float,
     lower: Mapping[tuple[int, int], float] | None = None,
 ) -> dict[tuple[int, int], float]:
@@ -498,7 +398,7 @@ def finish_real(out: str | os.PathLike[str], cells: Sequence[Cell], time_limit: 
     """After the sweep of ``cells`` in ``out``: the Lagrangian bounds (``time_limit`` s
     each), the per-instance frame, the table by contention band and their files."""
     df = cell_rows(out, cells)
-    extra = _lagrangian_bounds(cells, Path(out), time_limit, best_values(df))
+    extra = lagrangian_bounds(cells, Path(out), time_limit, best_values(df))
     frame = real_frame(df, cells, extra)
     table = real_summary(frame)
     return frame, table, write_real(out, frame, table)
@@ -507,8 +407,8 @@ def finish_real(out: str | os.PathLike[str], cells: Sequence[Cell], time_limit: 
 def write_real(out: str | os.PathLike[str], frame: pd.DataFrame, table: pd.DataFrame) -> list[Path]:
     """Write ``real.csv`` (the frame), ``tables/real.md`` and ``tables/real.csv`` (the
     table) and ``plots/real-contention.{png,pdf}`` under ``out``; return the paths."""
-    from .plots import save_figure
-    from .plots_real import plot_real
+    from ..plots import save_figure
+    from ..plots_real import plot_real
 
     out = Path(out)
     files = [out / "real.csv", out / "tables" / "real.md", out / "tables" / "real.csv"]

@@ -1,0 +1,93 @@
+"""The work of a sweep: its cells, made from a config, and running one.
+
+:func:`make_cells` generates the sweep's instances and pairs each with every
+method (a sweep with a ``[scenarios]`` table: the replays and bound cells of
+:mod:`.simulation`); :func:`run_cell` runs one and never raises for a failing
+method: the failure becomes a row with status ``error``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from typing import Any
+
+import instances
+from instances import Instance
+
+from ..dispatch import solve
+from .cells import METRIC_COLUMNS, Cell, base_row, error_row, finish_row, instance_hash
+from .config import BenchConfig
+from .simulation import make_sim_cells, run_sim_cell
+
+__all__ = ["make_cells", "run_cell"]
+
+logger = logging.getLogger(__name__)
+
+
+def make_cells(config: BenchConfig) -> list[Cell]:
+    """Generate every instance of the sweep and pair it with every method.
+
+    Raises
+    ------
+    ValueError
+        For a family parameter the generator refuses (named
+        ``family_params.<family>.<key>``) or a bad instance file.
+    """
+    insts: list[tuple[Instance, str, int]] = []
+    for fam in config.families:
+        fp = dict(config.family_params.get(fam, {}))
+        for seed in config.seeds:
+            try:
+                inst = instances.generate(fam, seed=seed, **fp)
+            except ValueError as e:
+                if not fp:
+                    raise
+                raise ValueError(f"family_params.{fam}.{e}") from None
+            insts.append((inst, fam, seed))
+    for path in config.instance_files:
+        inst = instances.load(path)
+        fam = str(inst.meta.get("family", "file"))
+        seed = int(inst.meta.get("seed", -1))
+        insts.append((inst, fam, seed))
+    if config.scenarios is not None:
+        return make_sim_cells(config, insts)
+    cells: list[Cell] = []
+    for inst, fam, seed in insts:
+        h = instance_hash(inst)
+        cells.extend(Cell(inst, fam, seed, spec, h) for spec in config.methods)
+    return cells
+
+
+def run_cell(cell: Cell) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Run one cell; never raises for a failing method.
+
+    Returns
+    -------
+    row, schedule
+        The tidy row (JSON-safe) and the schedule as a ``gpusched-schedule/1``
+        object (``None`` when the method failed). A method that raises gives a
+        row with status ``error`` and the exception in ``message``.
+    """
+    if cell.sim is not None:
+        return run_sim_cell(cell)
+    spec = cell.spec
+    started = time.perf_counter()
+    try:
+        res = solve(cell.instance, spec.method, time_limit=spec.time_limit, **dict(spec.params))
+    except Exception as e:  # a failed cell is recorded, the sweep goes on
+        logger.warning("cell %s (%s on %s) failed: %s", cell.key, spec.label, cell.instance.name, e)
+        msg = traceback.format_exception_only(type(e), e)[-1].strip()
+        return error_row(cell, msg, time.perf_counter() - started), None
+    r = res.to_row()
+    row = base_row(cell)
+    row.update(
+        status=r["status"], value=r["value"], upper_bound=r["upper_bound"],
+        gap=r["gap"], lp_bound=r["lp_bound"], nodes=r["nodes"], runtime_s=r["runtime_s"],
+        reservation=r["reservation"], message=r["message"],
+    )
+    for k in METRIC_COLUMNS:
+        row[k] = r.get(k)
+    schedule = res.schedule.to_dict() if res.metrics is not None else None
+    return finish_row(row, started), schedule
