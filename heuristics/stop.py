@@ -36,6 +36,13 @@ class StoppingCriterion(Protocol):
         ...
 
 
+def _count(iterations: int) -> int:
+    """``iterations`` if it is an integer >= 0, else :class:`ValueError`."""
+    if not (isinstance(iterations, int) and iterations >= 0):
+        raise ValueError(f"iterations: must be an integer >= 0, got {iterations!r}")
+    return iterations
+
+
 class MaxRuntime:
     """Stops once ``seconds`` have passed since the criterion was made.
 
@@ -68,48 +75,35 @@ class MaxRuntime:
         return self.time_left() <= 0.0
 
 
-class MaxIterations:
-    """Stops at the call after the ``iterations``-th: a search asking before each of its
-    iterations runs exactly ``iterations`` of them.
-
-    Raises
-    ------
-    ValueError
-        If ``iterations`` is not an integer >= 0.
-    """
-
-    def __init__(self, iterations: int) -> None:
-        if not (isinstance(iterations, int) and iterations >= 0):
-            raise ValueError(f"iterations: must be an integer >= 0, got {iterations!r}")
-        self.iterations = iterations
-        self.calls = 0
+class _Untimed:
+    """A criterion that does not look at the clock."""
 
     def time_left(self) -> float:
+        """``math.inf``: no limit in seconds."""
         return math.inf
+
+
+class MaxIterations(_Untimed):
+    """Stops at the call after the ``iterations``-th (an integer >= 0, else :class:`ValueError`):
+    a search asking before each of its iterations runs exactly ``iterations`` of them."""
+
+    def __init__(self, iterations: int) -> None:
+        self.iterations = _count(iterations)
+        self.calls = 0
 
     def __call__(self, best: float) -> bool:
         self.calls += 1
         return self.calls > self.iterations
 
 
-class NoImprovement:
-    """Stops once ``iterations`` calls in a row have not raised the best value.
-
-    Raises
-    ------
-    ValueError
-        If ``iterations`` is not an integer >= 0.
-    """
+class NoImprovement(_Untimed):
+    """Stops once ``iterations`` calls in a row (an integer >= 0, else :class:`ValueError`)
+    have not raised the best value."""
 
     def __init__(self, iterations: int) -> None:
-        if not (isinstance(iterations, int) and iterations >= 0):
-            raise ValueError(f"iterations: must be an integer >= 0, got {iterations!r}")
-        self.iterations = iterations
+        self.iterations = _count(iterations)
         self.target = -math.inf
         self.stalled = 0
-
-    def time_left(self) -> float:
-        return math.inf
 
     def __call__(self, best: float) -> bool:
         if best > self.target:
@@ -119,15 +113,12 @@ class NoImprovement:
         return self.stalled >= self.iterations
 
 
-class StopFlag:
+class StopFlag(_Untimed):
     """Stops when ``is_set()`` is true, e.g. a ``threading.Event``'s ``is_set``: another
     thread's request to stop."""
 
     def __init__(self, is_set: Callable[[], bool]) -> None:
         self.is_set = is_set
-
-    def time_left(self) -> float:
-        return math.inf
 
     def __call__(self, best: float) -> bool:
         return bool(self.is_set())
