@@ -1,7 +1,10 @@
 """Matheuristics: the methods that use both the heuristics and the MILP, above both.
 
-- :mod:`matheuristics.lns` (``lns``, :func:`lns_improve`): time windows
-  re-solved exactly by :func:`milp.solve_arrays`, on start arrays;
+- :mod:`matheuristics.lns` (``lns``): the large-neighbourhood search of
+  :func:`lns_improve` (:mod:`matheuristics.search`: time windows of
+  :mod:`~matheuristics.windows` re-solved exactly by :mod:`~matheuristics.subsolve`,
+  on arrays, with the LP guide of :mod:`~matheuristics.guide`; its parameters
+  one :class:`LNSParams`, its end a stopping criterion of :mod:`heuristics.stop`);
 - :mod:`matheuristics.best` (``best``): the best of the fast heuristics and
   the LNS in one budget;
 - :mod:`matheuristics.lagrangian` (``lagrangian``): the Lagrangian heuristic
@@ -21,15 +24,17 @@ name :data:`LNS_METHOD`, :data:`BEST_METHOD` and :data:`LAGRANGIAN_METHOD` (see
 
 from heuristics import MethodSpec
 
-from . import best, exact, helper, lagrangian, lns
+from . import best, exact, guide, helper, lagrangian, lns, params, search, subsolve, windows
 from .best import CONSTRUCTIVE_MEMBERS
 from .exact import solve_milp, warm_start_schedule
 from .helper import LNSHelper
-from .lns import lns_improve
+from .params import LNSParams
+from .search import LNSRun, lns_improve
 
 __all__ = [
-    "BEST_METHOD", "CONSTRUCTIVE_MEMBERS", "LAGRANGIAN_METHOD", "LNS_METHOD", "LNSHelper", "best",
-    "exact", "helper", "lagrangian", "lns", "lns_improve", "solve_milp", "warm_start_schedule",
+    "BEST_METHOD", "CONSTRUCTIVE_MEMBERS", "LAGRANGIAN_METHOD", "LNS_METHOD", "LNSHelper",
+    "LNSParams", "LNSRun", "best", "exact", "guide", "helper", "lagrangian", "lns", "lns_improve",
+    "params", "search", "solve_milp", "subsolve", "warm_start_schedule", "windows",
 ]
 
 LNS_METHOD = MethodSpec(

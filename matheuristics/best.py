@@ -21,9 +21,11 @@ from heuristics.listsched import list_starts, parallel_starts
 from heuristics.placement import PLACEMENTS, check_placement, new_place
 from heuristics.rules import RULES, order_by
 from heuristics.search import local_search_order, sampling_order
+from heuristics.stop import MaxIterations, MaxRuntime, MultipleCriteria, time_share
 from instances import Instance, Result
 
-from .lns import lns_improve
+from .params import LNSParams
+from .search import lns_improve
 
 __all__ = ["CONSTRUCTIVE_MEMBERS", "PLACED_MEMBERS", "best", "members"]
 
@@ -99,7 +101,7 @@ def best(
     with ``passes`` and ``seed``; ``local-search`` with ``iterations`` and
     ``seed``, started from the sampling's best order (the same as method
     ``local-search`` with ``passes=passes``); then the large-neighbourhood
-    search of :func:`matheuristics.lns.lns_improve` (``lns_rounds`` windows
+    search of :func:`matheuristics.search.lns_improve` (``lns_rounds`` windows
     re-solved by the MILP, ``seed``) from the best schedule so far, which
     never loses value (skipped when ``lns_rounds=0``). Every member's
     schedule is feasible under ``curve``, so the result is at least as good
@@ -110,7 +112,7 @@ def best(
     ``list-peak`` and ``parallel`` members run once per placement rule;
     sampling runs once per rule (``passes`` each, its share of the time
     split evenly); local search starts from the best sampling's order with
-    its rule; the LNS solves node windows (:func:`~matheuristics.lns.lns_improve`
+    its rule; the LNS solves node windows (:func:`~matheuristics.search.lns_improve`
     with ``place``). Every candidate's placement array is kept beside its
     start array, and the result carries the winner's placement.
 
@@ -142,13 +144,11 @@ def best(
         name is still required).
     """
     t0 = time.perf_counter()
+    clock = MaxRuntime(time_limit)
     if placement is not None:
         check_placement(placement)
     nodes = inst.has_nodes
     rules = (placement or "first-fit",) if not nodes or placement else PLACEMENTS
-
-    def left() -> float | None:
-        return None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))
 
     def scratch() -> np.ndarray | None:
         return new_place(inst) if nodes else None
@@ -168,8 +168,7 @@ def best(
         place = scratch()
         offer(_constructive(inst, method, params, place), place,
               method + "".join(f" {k}={v}" for k, v in params.items()))
-    rest = left()
-    share = None if rest is None else 0.2 * rest / len(rules)
+    share = time_share(clock, 0.2 / len(rules))
     order, rule, done = order_by(inst, "priority"), rules[0], 0
     sampled = -1.0
     for r in rules:
@@ -180,21 +179,19 @@ def best(
         offer(start, place, f"sampling ({d} passes)" + (f" placement={r}" if nodes else ""))
         if start_value(inst, start) > sampled:
             order, rule, sampled = o, r, start_value(inst, start)
-    rest = left()
     place = scratch()
     _, start, moves = local_search_order(
-        inst, order, iterations=iterations, time_limit=None if rest is None else 0.25 * rest,
-        seed=seed, placement=rule, place=place,
+        inst, order, iterations=iterations, time_limit=time_share(clock, 0.25), seed=seed,
+        placement=rule, place=place,
     )
     offer(start, place, f"local-search ({moves} moves)" + (f" placement={rule}" if nodes else ""))
     assert best_start is not None
     windows = improved = 0
     if lns_rounds > 0:
-        place = None if best_place is None else best_place.copy()
-        start, windows, improved = lns_improve(
-            inst, best_start, time_limit=left(), rounds=lns_rounds, seed=seed, place=place
-        )
-        offer(start, place, f"lns ({improved} windows improved)")
+        run = lns_improve(inst, best_start, best_place, params=LNSParams(seed=seed),
+                          stop=MultipleCriteria([clock, MaxIterations(lns_rounds)]))
+        windows, improved = run.rounds, run.improved
+        offer(run.start, run.place, f"lns ({improved} window{'s' * (improved != 1)} improved)")
     logger.debug("best: %s, value %.6g", best_name, best_val)
     params = {"time_limit": time_limit, "passes": passes, "iterations": iterations,
               "lns_rounds": lns_rounds, "seed": seed}
@@ -204,5 +201,5 @@ def best(
         inst, "best", best_start, reservation="curve", started_at=t0, params=params,
         place=best_place,
         message=(f"from {best_name}; sampling {done} passes, local search {moves} moves, "
-                 f"lns {windows} windows ({improved} improved)"),
+                 f"lns {windows} window{'s' * (windows != 1)} ({improved} improved)"),
     )

@@ -95,8 +95,8 @@ def solve_milp(
         start; HiGHS backend). ``None`` (default): on when ``threads == 2``,
         where it gave a better worst gap than a second HiGHS worker on the
         medium family (``docs/milp.md``); above two threads HiGHS gets them all.
-        Off on an instance with nodes (the node model takes no incumbent
-        hooks; the warm start's ``best`` runs the node LNS before it).
+        On an instance with nodes too (the LNS on node windows, trading
+        ``(start, place)`` pairs with the node model).
     backend
         As for :func:`milp.solve`.
     progress
@@ -131,7 +131,6 @@ def solve_milp(
                 and "lagrangian" not in params and time_limit > 0):
             ws, params["lagrangian"] = _at_scale(inst, time_limit, ws)
         on = (threads == 2 if lns_helper is None else lns_helper) and backend == "highs"
-        on = on and inst.nodes is None  # the node model takes no incumbent hooks
         hooks = LNSHelper(seed=int(params.get("seed", 0))) if on and ws is not None else None
         res = milp.solve(
             inst, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)), threads=threads,

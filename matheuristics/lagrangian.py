@@ -7,6 +7,12 @@ heuristic's values its step target), decodes the schedule at the final
 multipliers, keeps the best one the search saw if better, and returns it
 with the bound those multipliers certify, so one call gives a schedule and
 its certified gap.
+
+On an instance with nodes the multipliers are those of the flat relaxation
+(the pool row only), still a valid certificate: every schedule on the nodes
+is a schedule of the flat pool, so ``L(lam)`` bounds it too (the
+specification's section 7). The schedule is placed on the nodes
+(:func:`lagrangian_arrays`): on one node it is the flat one.
 """
 
 from __future__ import annotations
@@ -18,10 +24,39 @@ import numpy as np
 
 import milp
 from heuristics import finish, start_value
-from heuristics.lagrangian import lagrangian_starts
+from heuristics.lagrangian import lagrangian_orders, lagrangian_starts
+from heuristics.listsched import list_starts
+from heuristics.placement import PLACEMENTS, new_place
 from instances import Instance, Result
+from milp.nodes import place_schedule  # the one placement greedy of a flat schedule
 
-__all__ = ["lagrangian"]
+__all__ = ["lagrangian", "lagrangian_arrays"]
+
+
+def lagrangian_arrays(inst: Instance, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, str]:
+    """The Lagrangian heuristic's best schedule at ``lam``: ``(start, place, what gave it)``.
+
+    The flat pool's schedule, :func:`heuristics.lagrangian.lagrangian_starts`
+    (``place`` ``None`` on a flat instance). On nodes the best (the first on
+    ties) of that schedule placed on the nodes (the jobs that find no room
+    left out: :func:`milp.nodes.place_schedule`) and each order of
+    :func:`~heuristics.lagrangian.lagrangian_orders` decoded on the nodes by
+    each placement rule. On one node the flat schedule is placed whole, so the
+    value is the flat one.
+    """
+    start, label = lagrangian_starts(inst, lam)
+    if not inst.has_nodes:
+        return start, None, label
+    start, place = place_schedule(inst, start, fill=False)
+    best = (start_value(inst, start), start, place, f"{label}, placed")
+    for name, order in lagrangian_orders(inst, lam).items():
+        for rule in PLACEMENTS:
+            place = new_place(inst)
+            start = list_starts(inst, order, "curve", placement=rule, place=place)
+            value = start_value(inst, start)
+            if value > best[0]:
+                best = (value, start, place, f"{name}, placement {rule}")
+    return best[1], best[2], best[3]
 
 
 def lagrangian(inst: Instance, *, time_limit: float | None = 10.0, lower: float | None = None,
@@ -31,7 +66,7 @@ def lagrangian(inst: Instance, *, time_limit: float | None = 10.0, lower: float 
     Parameters
     ----------
     inst
-        The instance (without nodes).
+        The instance (on nodes too).
     time_limit
         Seconds for the multiplier search (``None``: until it converges).
     lower
@@ -50,30 +85,28 @@ def lagrangian(inst: Instance, *, time_limit: float | None = 10.0, lower: float 
     Raises
     ------
     ValueError
-        For an instance with nodes, or a bad argument.
+        For a bad argument.
     """
     t0 = time.perf_counter()
-    if inst.nodes is not None:
-        raise ValueError(f"inst: the lagrangian method places no nodes ({inst.name!r} has nodes)")
-    seen: list[tuple[float, np.ndarray, str]] = []
+    seen: list[tuple[float, np.ndarray, np.ndarray | None, str]] = []
 
     def primal(lam: np.ndarray) -> float:
         """The heuristic at the search's multipliers: the step target, and a candidate."""
-        start, order = lagrangian_starts(inst, lam)
+        start, place, order = lagrangian_arrays(inst, lam)
         value = float(start_value(inst, start))
         if not seen or value > seen[0][0]:
-            seen[:] = [(value, start, f"{order}, during the search")]
+            seen[:] = [(value, start, place, f"{order}, during the search")]
         return value
 
     b = bound if bound is not None else milp.bound(inst, "lagrangian", time_limit=time_limit,
                                                    lower=lower, primal=primal)
     assert b.multipliers is not None  # the Volume search always has some
-    start, order = lagrangian_starts(inst, b.multipliers)
+    start, place, order = lagrangian_arrays(inst, b.multipliers)
     if seen and seen[0][0] > start_value(inst, start):
-        _, start, order = seen[0]
+        _, start, place, order = seen[0]
     res = finish(
         inst, "lagrangian", start, reservation="curve", started_at=t0,
-        params={"time_limit": time_limit},
+        params={"time_limit": time_limit}, place=place,
         message=(f"order: {order}; multipliers from {b.method} ({b.iterations} iterations, "
                  f"{b.runtime_s:.2f} s, {b.message})"),
     )

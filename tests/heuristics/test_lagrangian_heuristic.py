@@ -64,7 +64,7 @@ def test_the_lagrangian_method_gives_a_checked_schedule_and_its_certified_bound(
     assert matheuristics.LAGRANGIAN_METHOD.fn is lagrangian
 
 
-def test_the_lagrangian_method_reuses_a_given_bound_and_refuses_nodes() -> None:
+def test_the_lagrangian_method_reuses_a_given_bound() -> None:
     from matheuristics.lagrangian import lagrangian
 
     inst = instances.generate("medium", seed=1)
@@ -72,8 +72,6 @@ def test_the_lagrangian_method_reuses_a_given_bound_and_refuses_nodes() -> None:
     res = lagrangian(inst, bound=b)
     assert res.upper_bound == max(b.value, res.value)
     assert f"{b.iterations} iterations" in res.message
-    with pytest.raises(ValueError, match="nodes"):
-        lagrangian(instances.with_nodes(inst, 8))
 
 
 @pytest.mark.slow

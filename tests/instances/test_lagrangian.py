@@ -168,3 +168,42 @@ def test_the_margin_is_what_keeps_the_value_above_the_exact_one(monkeypatch) -> 
     monkeypatch.setattr(mod, "rounding_margin", lambda *args: 0.0)
     below = sum(Fraction(instances.lagrangian_value(i, lam)) < ex for i, lam, ex in cases)
     assert below > 0
+
+
+# --------------------------------------- the ``lagrangian`` method on nodes (matheuristics)
+SHAPES = [(2, 2), (2, 1, 1), (3, 2), (2, 2, 2), (3, 1)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_lagrangian_method_on_nodes_places_its_schedule_below_a_certified_bound(
+        seed: int) -> None:
+    """The flat relaxation's multipliers certify a bound on the node optimum (brute force)."""
+    from brute_nodes import brute_force_nodes, tiny_node_instance
+
+    from matheuristics.lagrangian import lagrangian
+
+    inst = tiny_node_instance(seed, n=5, shape=SHAPES[seed % len(SHAPES)])
+    opt, _ = brute_force_nodes(inst)
+    res = lagrangian(inst, time_limit=1)
+    again = instances.evaluate(inst, res.schedule, enforce_reservation=True)
+    assert again.value == pytest.approx(res.value)
+    assert set(res.schedule.placement) == set(res.schedule.starts)  # every run job is placed
+    assert res.bound_method == "lagrangian" and res.upper_bound is not None
+    assert res.value <= opt + 1e-9 <= res.upper_bound + 1e-9
+
+
+def test_the_lagrangian_method_on_one_node_is_the_flat_one() -> None:
+    """A flat instance and the same on one node of G GPUs: same multipliers, same value and
+    bound; on more nodes, still below the same bound."""
+    from matheuristics.lagrangian import lagrangian
+
+    inst = instances.generate("medium", seed=2)
+    b = milp.bound(inst, max_iter=300)
+    flat = lagrangian(inst, bound=b)
+    one = lagrangian(instances.with_nodes(inst, inst.num_gpus), bound=b)
+    assert one.value == pytest.approx(flat.value) and one.upper_bound == flat.upper_bound
+    assert one.schedule.placement and not flat.schedule.placement
+    four = instances.with_nodes(inst, 4)
+    split = lagrangian(four, bound=b)
+    assert instances.evaluate(four, split.schedule).value == pytest.approx(split.value)
+    assert split.value <= split.upper_bound == pytest.approx(b.value)

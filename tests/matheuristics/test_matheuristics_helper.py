@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -10,9 +11,12 @@ import pytest
 import heuristics
 import instances
 import milp
+from heuristics.placement import new_place
+from heuristics.stop import MaxIterations, MultipleCriteria, StopFlag, budget
 from matheuristics import LNSHelper, solve_milp
-from matheuristics import lns as lns_module
-from matheuristics.lns import lns_improve
+from matheuristics import helper as helper_module
+from matheuristics.search import lns_improve
+from milp.nodes import build_nodes
 
 
 def _value(inst: instances.Instance, start: np.ndarray) -> float:
@@ -36,16 +40,16 @@ def test_the_helper_keeps_the_best_and_passes_it_on() -> None:
     assert helper.value == pytest.approx(_value(inst, weak))
 
     # an improvement from the LNS is kept and offered to HiGHS, once
-    assert helper.from_lns(strong, _value(inst, strong)) is None
+    assert helper.from_lns(strong, None, _value(inst, strong)) is None
     assert helper.value == pytest.approx(_value(inst, strong))
-    offered = helper.offer()
-    assert offered is not None and np.array_equal(offered, strong)
+    offered = helper.offer()  # the flat model's solutions are bare start arrays
+    assert isinstance(offered, np.ndarray) and np.array_equal(offered, strong)
     assert helper.offer() is None
 
     # an LNS that is behind gets the best schedule back; one level with it gets nothing
-    back = helper.from_lns(weak, _value(inst, weak))
-    assert back is not None and np.array_equal(back, strong)
-    assert helper.from_lns(strong, _value(inst, strong)) is None
+    back = helper.from_lns(weak, None, _value(inst, weak))
+    assert back is not None and np.array_equal(back[0], strong) and back[1] is None
+    assert helper.from_lns(strong, None, _value(inst, strong)) is None
 
     # HiGHS's worse incumbent changes nothing; the best is what the solve will check
     helper.incumbent(weak)
@@ -61,12 +65,68 @@ def test_the_helper_takes_a_better_incumbent_from_highs() -> None:
     weak, strong = _two_schedules(inst)
     helper = LNSHelper()
     helper.attach(form, weak)
-    helper.from_lns(weak, _value(inst, weak))
+    helper.from_lns(weak, None, _value(inst, weak))
     helper.incumbent(strong)
     assert helper.counts["highs"] == 1
     assert helper.offer() is None  # HiGHS has it already
-    back = helper.from_lns(weak, _value(inst, weak))
-    assert back is not None and np.array_equal(back, strong)
+    back = helper.from_lns(weak, None, _value(inst, weak))
+    assert back is not None and np.array_equal(back[0], strong)
+
+
+# --------------------------------------------------- on nodes: placed schedules, pairs
+def _node_instance() -> instances.Instance:
+    return instances.with_nodes(instances.generate("hc-mixed", seed=1), 4)
+
+
+def _placed_schedules(inst: instances.Instance) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """A weak and a strong feasible schedule of ``inst`` as ``(start, place)`` pairs."""
+    where = new_place(inst)
+    weak = heuristics.fifo.fifo_starts(inst, "curve", place=where)
+    strong = heuristics.solve(inst, "best", time_limit=None, passes=10, iterations=20,
+                              lns_rounds=4).schedule
+    pair = (strong.to_array(inst), strong.to_placement_array(inst))
+    assert _value(inst, pair[0]) > _value(inst, weak)
+    return (weak, where), pair
+
+
+def test_the_helper_trades_placed_schedules_with_the_node_model() -> None:
+    inst = _node_instance()
+    form = build_nodes(inst)
+    weak, strong = _placed_schedules(inst)
+    helper = LNSHelper()
+    helper.attach(form, weak)  # the solver speaks in pairs: so does the helper
+    assert helper.from_lns(*strong, _value(inst, strong[0])) is None
+    offered = helper.offer()
+    assert isinstance(offered, tuple) and helper.offer() is None
+    start, place = offered
+    form.encode(start, place)  # in the model's columns (relabelled to its canonical form)
+    again = instances.evaluate(inst, instances.Schedule.from_array(inst, start, place))
+    assert again.value == pytest.approx(_value(inst, strong[0]))
+    back = helper.from_lns(*weak, _value(inst, weak[0]))
+    assert back is not None and np.array_equal(back[0], strong[0])
+    assert back[1] is not None and np.array_equal(back[1], strong[1])
+    helper.incumbent(weak)  # a worse incumbent changes nothing
+    best = helper.best()
+    assert isinstance(best, tuple) and np.array_equal(best[0], strong[0])
+    assert helper.counts == {"lns": 1, "highs": 0, "given": 1}
+
+
+def test_the_helper_runs_the_lns_on_nodes_in_its_thread() -> None:
+    inst = _node_instance()
+    form = build_nodes(inst)
+    weak, _ = _placed_schedules(inst)
+    before = threading.active_count()
+    helper = LNSHelper(seed=1)
+    helper.start(form, weak, time_limit=1.8)
+    time.sleep(1.6)
+    helper.stop()
+    assert threading.active_count() == before
+    best = helper.best()
+    assert isinstance(best, tuple)
+    again = instances.evaluate(inst, instances.Schedule.from_array(inst, *best))
+    assert again.value == pytest.approx(_value(inst, best[0]))
+    assert again.value > _value(inst, weak[0]) and helper.counts["lns"] >= 1
+    assert helper.offer() is not None  # the improvement waits for HiGHS, in its columns
 
 
 def test_the_helper_is_milp_incumbent_hooks() -> None:
@@ -80,11 +140,13 @@ def test_lns_continues_from_what_the_exchange_hands_it() -> None:
     weak, strong = _two_schedules(inst)
     seen: list[float] = []
 
-    def exchange(start: np.ndarray, value: float) -> np.ndarray | None:
+    def exchange(start: np.ndarray, place: np.ndarray | None,
+                 value: float) -> tuple[np.ndarray, None] | None:
+        assert place is None  # a flat instance: its one internal node carries no placement
         seen.append(value)
-        return strong if len(seen) == 1 else None
+        return (strong, None) if len(seen) == 1 else None
 
-    out, rounds, _ = lns_improve(inst, weak, time_limit=None, rounds=3, exchange=exchange)
+    out, _, rounds, _ = lns_improve(inst, weak, stop=budget(None, 3), exchange=exchange)
     assert rounds == 3 and len(seen) == 3
     assert seen[0] == pytest.approx(_value(inst, weak))
     assert seen[1] >= _value(inst, strong) - 1e-9  # the second round starts from the strong one
@@ -95,8 +157,10 @@ def test_lns_continues_from_what_the_exchange_hands_it() -> None:
 def test_lns_stops_when_asked() -> None:
     inst = instances.generate("medium", seed=2)
     weak, _ = _two_schedules(inst)
-    out, rounds, improved = lns_improve(inst, weak, time_limit=None, rounds=50,
-                                        should_stop=lambda: True)
+    done = threading.Event()
+    done.set()
+    stop = MultipleCriteria([MaxIterations(50), StopFlag(done.is_set)])
+    out, _, rounds, improved = lns_improve(inst, weak, stop=stop)
     assert (rounds, improved) == (0, 0)
     assert np.array_equal(out, weak)
 
@@ -183,7 +247,7 @@ def test_a_failing_helper_leaves_highs_alone(monkeypatch: pytest.MonkeyPatch) ->
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("helper failure")
 
-    monkeypatch.setattr(lns_module, "lns_improve", boom)
+    monkeypatch.setattr(helper_module, "lns_improve", boom)
     inst = instances.generate("hc-mixed", seed=0)
     res = solve_milp(inst, time_limit=5, threads=2, lns_helper=True)
     assert res.status in ("optimal", "time_limit")

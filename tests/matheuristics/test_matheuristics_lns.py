@@ -1,4 +1,5 @@
-"""matheuristics.lns: the neighbourhoods, the sub-instance, the LP-guided escape, the fast path."""
+"""matheuristics.lns and the LNS below it: the neighbourhoods, the sub-instance, the
+parameters, the LP-guided escape, the fast path."""
 
 from __future__ import annotations
 
@@ -10,10 +11,14 @@ import pytest
 import heuristics
 import instances
 import milp
-from heuristics._core import start_value
+from heuristics import start_value
+from heuristics.stop import budget
 from instances import Instance, Job
-from matheuristics import lns as lns_module
-from matheuristics.lns import guided_instance, lns_improve, sub_instance, window_jobs
+from matheuristics import windows
+from matheuristics.guide import guided_instance
+from matheuristics.params import LNSParams
+from matheuristics.search import lns_improve
+from matheuristics.windows import sub_instance, window_jobs
 from milp.highs import lp_solution
 
 
@@ -99,7 +104,8 @@ def test_lns_with_room_for_new_jobs_never_loses_value() -> None:
     inst = instances.generate("medium", seed=3)
     start = heuristics.solve(inst, "fifo-curve").schedule.to_array(inst)
     for share in (0.0, 0.5, 1.0):
-        out, rounds, _ = lns_improve(inst, start, time_limit=None, rounds=6, share=share, seed=4)
+        out, _, rounds, _ = lns_improve(inst, start, stop=budget(None, 6),
+                                        params=LNSParams(share=share, seed=4))
         assert rounds == 6
         assert inst.job_values[out >= 0].sum() >= inst.job_values[start >= 0].sum() - 1e-9
         instances.evaluate(inst, instances.Schedule.from_array(inst, out), enforce_reservation=True)
@@ -167,9 +173,8 @@ def test_a_guided_instance_lowers_only_running_jobs_the_lp_leaves_out() -> None:
 
 def _search(guide: np.ndarray | None) -> np.ndarray:
     inst, start = _blocked()
-    out, _, _ = lns_improve(inst, start, time_limit=None, rounds=60, max_jobs=2,
-                            stall_rounds=2, guide=guide, escape_rounds=20, escape_weight=0.1,
-                            seed=1)
+    params = LNSParams(max_jobs=2, stall_rounds=2, escape_rounds=20, escape_weight=0.1, seed=1)
+    out, _, _, _ = lns_improve(inst, start, stop=budget(None, 60), params=params, guide=guide)
     instances.evaluate(inst, instances.Schedule.from_array(inst, out), enforce_reservation=True)
     return out
 
@@ -180,7 +185,7 @@ def test_an_escape_gets_past_a_job_the_windows_never_let_go(
     inst, _ = _blocked()
     plain = _search(None)  # widened windows free at most 6 jobs: big stays
     assert start_value(inst, plain) == pytest.approx(32.0)
-    with caplog.at_level(logging.DEBUG, logger="matheuristics.lns"):
+    with caplog.at_level(logging.DEBUG, logger="matheuristics.search"):
         guided = _search(np.array([0.0] + [1.0] * 8))
     assert start_value(inst, guided) == pytest.approx(35.2)
     assert guided[0] == -1 and np.all(guided[1:] >= 0)
@@ -191,10 +196,10 @@ def test_an_escape_that_does_not_pay_goes_back_to_the_schedule_it_left(
         caplog: pytest.LogCaptureFixture) -> None:
     # the guide wrongly asks big (32) to give way to eight jobs worth 2 each
     inst, start = _blocked(small=0.5)
-    with caplog.at_level(logging.DEBUG, logger="matheuristics.lns"):
-        out, rounds, _ = lns_improve(inst, start, time_limit=None, rounds=40, max_jobs=2,
-                                     stall_rounds=2, guide=np.array([0.0] + [1.0] * 8),
-                                     escape_rounds=10, escape_weight=0.05, seed=0)
+    params = LNSParams(max_jobs=2, stall_rounds=2, escape_rounds=10, escape_weight=0.05, seed=0)
+    with caplog.at_level(logging.DEBUG, logger="matheuristics.search"):
+        out, _, rounds, _ = lns_improve(inst, start, stop=budget(None, 40), params=params,
+                                        guide=np.array([0.0] + [1.0] * 8))
     said = [r.getMessage() for r in caplog.records]
     assert any("escape at round" in m for m in said)
     ends = [m for m in said if "escape ends" in m]
@@ -203,14 +208,27 @@ def test_an_escape_that_does_not_pay_goes_back_to_the_schedule_it_left(
     assert start_value(inst, out) == pytest.approx(32.0) and out[0] == 0
 
 
-def test_a_bad_guide_or_escape_setting_is_refused() -> None:
+def test_a_bad_guide_is_refused() -> None:
     inst, start = _blocked()
     with pytest.raises(ValueError, match="guide"):
-        lns_improve(inst, start, time_limit=None, rounds=1, guide=np.ones(3))
-    with pytest.raises(ValueError, match="escape_rounds"):
-        lns_improve(inst, start, time_limit=None, rounds=1, guide=np.ones(9), escape_rounds=1)
-    with pytest.raises(ValueError, match="escape_weight"):
-        lns_improve(inst, start, time_limit=None, rounds=1, guide=np.ones(9), escape_weight=2)
+        lns_improve(inst, start, stop=budget(None, 1), guide=np.ones(3))
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("escape_rounds", 1), ("escape_weight", 2.0), ("escape_weight", 0.0), ("share", 1.5),
+    ("share", float("nan")), ("max_jobs", 0), ("window", 0), ("stall_rounds", -1),
+    ("sub_time_limit", 0.0), ("sub_time_limit", float("inf")), ("max_jobs", 2.5), ("seed", -1),
+])
+def test_a_bad_parameter_is_refused_by_name(field: str, value: float) -> None:
+    with pytest.raises(ValueError, match=f"^{field}:"):
+        LNSParams(**{field: value})  # type: ignore[arg-type]
+
+
+def test_the_parameters_are_one_frozen_object() -> None:
+    p = LNSParams(max_jobs=np.int64(12), stall_rounds=None)  # type: ignore[arg-type]
+    assert p.stall == 0 and LNSParams(stall_rounds=0).stall == 0 and LNSParams().stall == 40
+    with pytest.raises(AttributeError):
+        p.seed = 3  # type: ignore[misc]
 
 
 def test_the_lns_method_is_lp_guided_when_its_rounds_leave_room_for_an_escape() -> None:
@@ -265,7 +283,7 @@ def test_the_search_stays_on_arrays_and_the_result_is_checked_once(
     monkeypatch.setattr(milp, "solve_arrays", solve_arrays)
     monkeypatch.setattr(milp, "solve", no_solve)
     counts = _count_checks(monkeypatch)
-    out, rounds, _ = lns_improve(inst, start, time_limit=None, rounds=6, seed=2)
+    out, _, rounds, _ = lns_improve(inst, start, stop=budget(None, 6), params=LNSParams(seed=2))
     assert rounds == 6 and len(windows) >= 5
     assert counts == {"evaluate": 0, "from_array": 0}
     res = heuristics.solve(inst, "lns", time_limit=None, rounds=4, passes=5, iterations=10)
@@ -290,7 +308,8 @@ def test_a_window_answer_outside_its_model_is_never_taken(
         return milp.RawSolve(instances.Status.OPTIMAL, start=bad, dual_bound=1e9)
 
     monkeypatch.setattr(milp, "solve_arrays", overload)
-    out, rounds, improved = lns_improve(inst, start, time_limit=None, rounds=4, seed=1)
+    out, _, rounds, improved = lns_improve(inst, start, stop=budget(None, 4),
+                                           params=LNSParams(seed=1))
     assert (rounds, improved) == (4, 0)
     assert np.array_equal(out, start)
 
@@ -302,7 +321,7 @@ def test_a_stalled_lns_widens_its_windows_and_stays_feasible(
     weak = heuristics.solve(inst, "fifo-curve").schedule.to_array(inst)
     freed_sizes: list[int] = []
     limits: list[float] = []
-    real_window, real_solve = lns_module.window_jobs, milp.solve_arrays
+    real_window, real_solve = windows.window_jobs, milp.solve_arrays
 
     def window_jobs_(inst_: Instance, start: np.ndarray, a: int, b: int, max_jobs: int,
                      rng: np.random.Generator, **kw: float) -> np.ndarray:
@@ -313,10 +332,10 @@ def test_a_stalled_lns_widens_its_windows_and_stays_feasible(
         limits.append(float(kw["time_limit"]))  # type: ignore[arg-type]
         return real_solve(form, **kw)
 
-    monkeypatch.setattr(lns_module, "window_jobs", window_jobs_)
+    monkeypatch.setattr(windows, "window_jobs", window_jobs_)
     monkeypatch.setattr(milp, "solve_arrays", solve_arrays)
-    out, rounds, _ = lns_improve(inst, weak, time_limit=None, rounds=12, max_jobs=10,
-                                 sub_time_limit=0.5, stall_rounds=1, seed=3)
+    out, _, rounds, _ = lns_improve(inst, weak, stop=budget(None, 12), params=LNSParams(
+        max_jobs=10, sub_time_limit=0.5, stall_rounds=1, seed=3))
     assert rounds == 12
     assert max(freed_sizes) > 10 and max(limits) > 0.45  # some rounds were widened
     assert max(freed_sizes) <= 30 and max(limits) <= 1.5 + 1e-9  # at most tripled

@@ -9,7 +9,7 @@ from brute_nodes import brute_force_nodes, tiny_node_instance
 import instances
 import milp.nodes as mn
 from instances import Instance, Job, Node, Schedule, Service
-from matheuristics.lns import node_window
+from matheuristics.windows import node_window
 
 SHAPES = [(2, 2), (2, 1, 1), (3, 2), (2, 2, 2), (3, 1)]
 

@@ -1,0 +1,187 @@
+"""Solving one LNS window exactly, on arrays: the flat model first, the node model when needed.
+
+A window (:class:`~matheuristics.windows.Window`) is solved from the freed
+jobs' current starts, and its answer is kept only if it is a point of the
+model it came from: no :class:`~instances.Schedule` and no checker inside the
+search. The window's flat model is solved first. On a flat instance (one
+internal node, whose row never binds) that is the window's model and its
+answer is final. On nodes the flat model is a relaxation: its answer is placed
+on what the fixed jobs leave of the nodes (:func:`place_window`) when it can
+be, else the node model with the fixed jobs' GPUs withheld is solved.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+import milp
+from heuristics import start_value
+from instances import Instance, Status
+from instances.capacity import lexicographic_subset
+from milp.nodes import NodeFormulation, build_nodes, solve_highs_nodes
+
+from .windows import Window
+
+__all__ = ["Answer", "node_rows_hold", "place_window", "solve_flat", "solve_window"]
+
+logger = logging.getLogger(__name__)
+
+TOLERANCE = 1e-9
+"""Values closer than this are equal in the search's comparisons."""
+
+ROW_TOLERANCE = 1e-6
+"""Slack of a row of the node model when a solver's answer is tested against it."""
+
+
+class Answer(NamedTuple):
+    """A window's answer: the solver's ``status`` (``None``: skip the window, ``note``
+    says why), and its ``start`` and ``place`` arrays of the window's instance
+    (``start`` ``None`` when the solver has no schedule; ``place`` ``None`` on a flat
+    instance)."""
+
+    status: Status | None
+    start: np.ndarray | None
+    place: np.ndarray | None
+    note: str = ""
+
+
+def solve_flat(sub: Instance, warm: np.ndarray, time_limit: float) -> Answer:
+    """Solve the flat model of ``sub`` (nodes not looked at) from ``warm`` within ``time_limit`` s.
+
+    The status is ``None`` when the window is to be skipped (a model over the
+    column cap, a solver error, an answer outside the formulation,
+    :meth:`milp.Formulation.feasible`).
+    """
+    t0 = time.perf_counter()
+    try:
+        form = milp.build(sub)
+    except ValueError as e:  # e.g. a model over the column cap
+        return Answer(None, None, None, str(e))
+    raw = milp.solve_arrays(form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
+                            warm_start=warm, threads=1, root_lp=False)
+    if raw.status in (Status.ERROR, Status.INFEASIBLE):
+        return Answer(None, None, None, raw.message)
+    if raw.start is not None and not form.feasible(raw.start):
+        logger.warning("lns: window %s: the solver's answer violates its model", sub.name)
+        return Answer(None, None, None, "the solver's answer violates the window's model")
+    if raw.start is None and form.num_cols == 0:
+        return Answer(raw.status, warm, None)  # no freed job can run in the window
+    return Answer(raw.status, raw.start, None)
+
+
+def solve_window(w: Window, time_limit: float, before: float) -> Answer:
+    """Solve window ``w`` within ``time_limit`` s; ``before`` is the value of its warm start.
+
+    The window's flat model runs first. With one node (a flat instance's
+    internal one, or an instance on one node) its node row never binds, so
+    the flat model is the window's model: it gets the whole time, and its
+    answer is the answer (placed on the one node). With more nodes it gets
+    half the time; when its answer can be placed on the nodes
+    (:func:`place_window`) it is the answer, optimal for the node window when
+    it is for the flat one; when it cannot, and the flat optimum does not
+    beat ``before`` (so neither can the node one), the window is left as it
+    is; otherwise the node model with ``w.reserved`` withheld is solved from
+    the warm start with the time left.
+    """
+    if w.reserved is None:
+        return solve_flat(w.sub, w.warm, time_limit)
+    assert w.warm_place is not None
+    t0 = time.perf_counter()
+    one = w.sub.num_nodes == 1
+    flat = solve_flat(w.sub.replace(nodes=None), w.warm, time_limit if one else 0.5 * time_limit)
+    if flat.status is not None and flat.start is not None:
+        value = start_value(w.sub, flat.start)
+        if value >= before - TOLERANCE:
+            placed = place_window(w.sub, w.reserved, flat.start, w.warm_place)
+            if placed is not None:
+                return Answer(flat.status, flat.start, placed)
+            if flat.status == Status.OPTIMAL and value <= before + TOLERANCE:
+                return Answer(flat.status, w.warm, w.warm_place)
+    return _solve_nodes(w, max(0.0, time_limit - (time.perf_counter() - t0)))
+
+
+def _solve_nodes(w: Window, time_limit: float) -> Answer:
+    """The node model of window ``w`` from its warm start, within ``time_limit`` s."""
+    t0 = time.perf_counter()
+    assert w.warm_place is not None
+    try:
+        form = build_nodes(w.sub, reserved=w.reserved)
+    except ValueError as e:  # e.g. a model over the column cap
+        return Answer(None, None, None, str(e))
+    if form.num_x == 0:  # no freed job can run in the window: nothing changes
+        return Answer(Status.OPTIMAL, w.warm, w.warm_place)
+    try:
+        raw = solve_highs_nodes(form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
+                                mip_gap=1e-4, threads=1, warm_start=(w.warm, w.warm_place),
+                                root_lp=False)
+    except ValueError as e:  # a warm start the model has no column for (a bug upstream)
+        logger.warning("lns: window %s: %s", w.sub.name, e)
+        return Answer(None, None, None, str(e))
+    if raw.status in (Status.ERROR, Status.INFEASIBLE):
+        return Answer(None, None, None, raw.message)
+    if raw.start is None or raw.place is None:
+        return Answer(raw.status, None, None)
+    if not node_rows_hold(form, raw.start, raw.place):
+        logger.warning("lns: window %s: the solver's answer violates its model", w.sub.name)
+        return Answer(None, None, None, "the solver's answer violates the window's model")
+    return Answer(raw.status, raw.start, raw.place)
+
+
+def place_window(
+    sub: Instance, reserved: np.ndarray, start: np.ndarray, keep: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """A placement of every run job of ``start`` on what ``reserved`` leaves of the nodes, or ``None``.
+
+    Greedy, in order of start (larger jobs first at equal starts): a job keeps
+    its row of ``keep`` (a placement array) when it is there and still has
+    room, else a one-node job takes the node with the least room left over
+    its run (best fit), a multi-node job the lexicographically smallest set
+    of nodes wholly free over its run. ``None`` when some job finds no room
+    (the greedy is not complete: a placement may exist all the same). The
+    pool is not looked at (the start array must respect it already).
+    """
+    sizes = sub.node_gpus
+    free = sizes[:, None] - np.asarray(reserved, dtype=np.int64)
+    place = np.full((sub.num_jobs, sub.max_span), -1, dtype=np.int64)
+    g, p = sub.gpus, sub.durations
+    run = np.flatnonzero(start >= 0)
+    for j in run[np.lexsort((run, -g[run], start[run]))].tolist():
+        w = slice(int(start[j]), int(start[j] + p[j]))
+        room = free[:, w].min(axis=1)
+        if sub.multi_node[j]:
+            whole = np.flatnonzero(room == sizes)
+            old = [] if keep is None else [int(k) for k in keep[j] if k >= 0]
+            if old and set(old) <= set(whole.tolist()) and int(sizes[old].sum()) == g[j]:
+                nodes = old
+            else:
+                pick = lexicographic_subset(sizes[whole].tolist(), int(g[j]))
+                if not pick:
+                    return None
+                nodes = whole[pick].tolist()
+            free[nodes, w] -= sizes[nodes][:, None]
+        else:
+            k = -1 if keep is None else int(keep[j, 0])
+            if k < 0 or room[k] < g[j]:
+                ok = np.flatnonzero(room >= g[j])
+                if ok.size == 0:
+                    return None
+                k = int(ok[np.argmin(room[ok])])
+            nodes = [k]
+            free[k, w] -= g[j]
+        place[j, : len(nodes)] = nodes
+    return place
+
+
+def node_rows_hold(form: NodeFormulation, start: np.ndarray, place: np.ndarray) -> bool:
+    """Whether a schedule's arrays are a point of the node model: columns exist, rows hold."""
+    try:
+        x = form.encode(start, place)
+    except ValueError:
+        return False
+    ax = form.A @ x
+    return bool(np.all(ax <= form.row_upper + ROW_TOLERANCE)
+                and np.all(ax >= form.row_lower - ROW_TOLERANCE))
