@@ -11,12 +11,42 @@ from typing import Any
 import numpy as np
 
 from .model import MAX_GPUS, MAX_HORIZON
+from .resources import FULL_GPU_MILLI, refuse_resources, shares_gpus
 
-__all__ = ["Schedule"]
+__all__ = ["Schedule", "held_count"]
+
+Held = int | tuple[int, ...]
+"""What a placement gives a job on one node: a GPU count, or (version 3) the GPU indices."""
 
 
 def _is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def held_count(held: Held) -> int:
+    """GPUs a placement entry holds: the count, or the number of indices listed."""
+    return len(held) if isinstance(held, tuple) else held
+
+
+def _held(where: str, c: Any) -> Held:
+    """A placement entry checked: an integer count, or a list of distinct GPU indices (sorted)."""
+    if isinstance(c, (list, tuple)):
+        for i, g in enumerate(c):
+            if not _is_int(g) or not 0 <= g < MAX_GPUS:
+                raise ValueError(
+                    f"{where}[{i}]: must be an integer GPU index in [0, {MAX_GPUS}), got {g!r}"
+                )
+        out = tuple(sorted(int(g) for g in c))
+        twice = next((a for a, b in zip(out, out[1:]) if a == b), None)
+        if twice is not None:
+            raise ValueError(f"{where}: GPU index {twice} is listed twice")
+        return out
+    if not _is_int(c) or not 0 <= c <= MAX_GPUS:
+        raise ValueError(
+            f"{where}: must be an integer number of GPUs in [0, {MAX_GPUS}] "
+            f"or a list of GPU indices, got {c!r}"
+        )
+    return int(c)
 
 
 @dataclass(frozen=True)
@@ -31,21 +61,25 @@ class Schedule:
         Map from job name to its start slot (an ``int``).
     placement
         For an instance with nodes: map from job name to a map from node name
-        to the GPUs the job holds there (the specification (docs/model.md)). Empty (the
-        default) for a flat pool.
+        to the GPUs the job holds there (the specification (docs/model.md)): a count, or
+        (model version 3) the list of GPU indices, kept as a sorted tuple. Empty
+        (the default) for a flat pool.
 
     Raises
     ------
     ValueError
         If a job or node name is not a non-empty string, a start is not an
         integer slot in ``[0, MAX_HORIZON)`` (no instance has a later slot),
-        or a GPU count of a placement is not an integer in ``[0, MAX_GPUS]``.
+        a GPU count of a placement is not an integer in ``[0, MAX_GPUS]``, a
+        GPU index is not an integer in ``[0, MAX_GPUS)`` or is listed twice,
+        or the schedule mixes counts and index lists (one form per schedule;
+        counts of 0 and empty lists aside).
         Whether the schedule is *feasible* is :func:`instances.evaluate`'s job.
     """
 
     instance: str
     starts: Mapping[str, int] = field(default_factory=dict)
-    placement: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    placement: Mapping[str, Mapping[str, Held]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.instance, str):
@@ -67,27 +101,37 @@ class Schedule:
             raise ValueError(
                 f"placement: must be a mapping of job name to node counts, got {self.placement!r}"
             )
-        place: dict[str, Mapping[str, int]] = {}
+        place: dict[str, Mapping[str, int | tuple[int, ...]]] = {}
+        first_form: tuple[str, str] | None = None
         for name, counts in self.placement.items():
             if not isinstance(name, str) or not name:
                 raise ValueError(f"placement: job names must be non-empty strings, got {name!r}")
             where = f"placement[{json.dumps(name)}]"
             if not isinstance(counts, Mapping):
                 raise ValueError(f"{where}: must be a mapping of node name to GPUs, got {counts!r}")
-            row: dict[str, int] = {}
+            row: dict[str, int | tuple[int, ...]] = {}
             for node, c in counts.items():
                 if not isinstance(node, str) or not node:
                     raise ValueError(f"{where}: node names must be non-empty strings, got {node!r}")
-                if not _is_int(c) or not 0 <= c <= MAX_GPUS:
-                    raise ValueError(
-                        f"{where}[{json.dumps(node)}]: must be an integer number of GPUs "
-                        f"in [0, {MAX_GPUS}], got {c!r}"
-                    )
-                row[node] = int(c)
+                row[node] = _held(f"{where}[{json.dumps(node)}]", c)
+                if held_count(row[node]):
+                    form = "a list of GPU indices" if isinstance(row[node], tuple) else "a GPU count"
+                    if first_form is None:
+                        first_form = (form, f"{where}[{json.dumps(node)}]")
+                    elif form != first_form[0]:
+                        raise ValueError(
+                            f"{where}[{json.dumps(node)}]: {form}, but {first_form[1]} gives "
+                            f"{first_form[0]}: one schedule uses one form of placement"
+                        )
             place[name] = MappingProxyType(row)
         object.__setattr__(self, "placement", MappingProxyType(place))
 
-    def _placement_items(self) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
+    @property
+    def lists_indices(self) -> bool:
+        """Whether the placements list GPU indices (model version 3) rather than counts."""
+        return any(isinstance(v, tuple) and v for on in self.placement.values() for v in on.values())
+
+    def _placement_items(self) -> tuple[tuple[str, tuple[tuple[str, Held], ...]], ...]:
         return tuple(sorted((j, tuple(sorted(c.items()))) for j, c in self.placement.items()))
 
     def __hash__(self) -> int:
@@ -131,6 +175,7 @@ class Schedule:
         starts = {inst.jobs[i].name: int(start[i]) for i in run}
         if place is None:
             return cls(inst.name, starts)
+        refuse_resources(inst, "Schedule.from_array", shares_only=True)
         place = np.asarray(place)
         if place.ndim != 2 or place.shape[0] != inst.num_jobs:
             raise ValueError(f"place: must have shape ({inst.num_jobs}, width), got {place.shape}")
@@ -151,7 +196,9 @@ class Schedule:
         ------
         ValueError
             If the schedule names a job the instance does not have (in
-            ``starts`` or in ``placement``).
+            ``starts`` or in ``placement``), or gives a GPU count where the
+            instance has a shared job (model version 3: every placement
+            lists GPU indices there).
         """
         out = np.full(inst.num_jobs, -1, dtype=np.int64)
         index = inst.job_index
@@ -166,6 +213,9 @@ class Schedule:
                 raise ValueError(
                     f"placement[{json.dumps(name)}]: no job of that name in instance {inst.name!r}"
                 )
+        problem = count_form_problem(inst, self)
+        if problem is not None:
+            raise ValueError(problem)
         return out
 
     def to_placement_array(self, inst: Any) -> np.ndarray:
@@ -195,7 +245,7 @@ class Schedule:
                     raise ValueError(
                         f"{where}[{json.dumps(node)}]: no node of that name in instance {inst.name!r}"
                     )
-                if c > 0:
+                if held_count(c) > 0:
                     ks.append(nodes[node])
             if len(ks) > width:
                 raise ValueError(
@@ -210,5 +260,28 @@ class Schedule:
             "format": "gpusched-schedule/1", "instance": self.instance, "starts": dict(self.starts),
         }
         if self.placement:
-            out["placement"] = {j: dict(c) for j, c in self.placement.items()}
+            out["placement"] = {
+                j: {n: list(v) if isinstance(v, tuple) else v for n, v in c.items()}
+                for j, c in self.placement.items()
+            }
         return out
+
+
+def count_form_problem(inst: Any, schedule: Schedule) -> str | None:
+    """Why a count-form placement is refused on ``inst``, or ``None``.
+
+    On an instance with a shared job (model version 3) every placement of a
+    started job lists GPU indices; the message names the first count given.
+    """
+    if not shares_gpus(inst):
+        return None
+    for name in schedule.starts:
+        for node, held in schedule.placement.get(name, {}).items():
+            if not isinstance(held, tuple) and held > 0:
+                shared = next(j.name for j in inst.jobs if j.gpu_milli < FULL_GPU_MILLI)
+                return (
+                    f"placement[{json.dumps(name)}][{json.dumps(node)}]: a GPU count ({held}), "
+                    f"but instance {inst.name!r} has a shared job ({shared!r}), so every "
+                    f"placement lists GPU indices"
+                )
+    return None
