@@ -296,10 +296,10 @@ def check_instance_resources(inst: Instance) -> None:
     mem = [n.memory_mib for n in nodes]
     seen: dict[tuple[Any, ...], bool] = {}
     for i, j in enumerate(inst.jobs):
-        key = (j.gpus, j.gpu_models, j.cpu_milli, j.memory_mib)
-        if key not in seen:
-            seen[key] = has_placement(sizes, models, cpu, mem, *key)
-        if not seen[key]:
+        shape = (j.gpus, j.gpu_models, j.cpu_milli, j.memory_mib)
+        if shape not in seen:
+            seen[shape] = has_placement(sizes, models, cpu, mem, *shape)
+        if not seen[shape]:
             wanted = "any model" if j.gpu_models is None else f"models {list(j.gpu_models)}"
             raise ValueError(
                 f"jobs[{i}]: job {j.name!r} has no valid placement on the empty cluster "

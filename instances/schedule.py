@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ def _held(where: str, c: Any) -> Held:
                     f"{where}[{i}]: must be an integer GPU index in [0, {MAX_GPUS}), got {g!r}"
                 )
         out = tuple(sorted(int(g) for g in c))
-        twice = next((a for a, b in zip(out, out[1:]) if a == b), None)
+        twice = next((a for a, b in itertools.pairwise(out) if a == b), None)
         if twice is not None:
             raise ValueError(f"{where}: GPU index {twice} is listed twice")
         return out
