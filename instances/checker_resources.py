@@ -77,9 +77,13 @@ def check_models_and_indices(
     whole-nodes rule are :func:`instances.checker.evaluate`'s.
     """
     assert inst.nodes is not None
+    shared = next((j.name for j in inst.jobs if j.gpu_milli < FULL), None)
+    if shared is None and not schedule.lists_indices and all(
+        j.gpu_models is None for j in inst.jobs
+    ):
+        return {}  # counts, and no model to check: nothing for this function
     node = {n.name: n for n in inst.nodes}
     jobs = {j.name: j for j in inst.jobs}
-    shared = next((j.name for j in inst.jobs if j.gpu_milli < FULL), None)
     out: dict[str, dict[str, tuple[int, ...]]] = {}
     for name in schedule.starts:
         job = jobs[name]
@@ -227,6 +231,9 @@ def check_node_resources(
     for resource in ("cpu_milli", "memory_mib"):
         cap = {n.name: getattr(n, resource) for n in inst.nodes if getattr(n, resource) is not None}
         use: NodeUse = {k: [0] * T for k in cap}
+        if not cap:  # no node states this resource: nothing to charge
+            out.append(use)
+            continue
         first: dict[tuple[int, str], str] = {}
         for name, on in placed.items():
             job, s = jobs[name], schedule.starts[name]
