@@ -18,7 +18,7 @@ from typing import Any
 
 from . import checker_resources as v3
 from .model import Instance, Reservation
-from .schedule import Schedule, held_count
+from .schedule import Schedule
 from .violations import InfeasibleScheduleError
 
 __all__ = ["InfeasibleScheduleError", "Metrics", "evaluate", "gain", "gap", "stranded_gpus"]
@@ -148,10 +148,8 @@ def evaluate(
     if inst.nodes is not None:
         placed = _check_placements(inst, schedule)
         indexed = v3.check_models_and_indices(inst, schedule)
-    elif any(held_count(c) > 0 for name in schedule.starts
-             for c in schedule.placement.get(name, {}).values()):
-        name = next(n for n in schedule.starts
-                    if any(held_count(c) for c in schedule.placement.get(n, {}).values()))
+    elif any(c > 0 for name in schedule.starts for c in schedule.placement.get(name, {}).values()):
+        name = next(n for n in schedule.starts if any(schedule.placement.get(n, {}).values()))
         raise InfeasibleScheduleError(
             f"job {name!r}: placement names a node, but instance {inst.name!r} has no nodes",
             job=name,
@@ -270,8 +268,7 @@ def _check_placements(inst: Instance, schedule: Schedule) -> dict[str, dict[str,
             raise InfeasibleScheduleError(
                 f"job {name!r} has no placement (instance {inst.name!r} has nodes)", job=name
             )
-        counts = {node: held_count(c) for node, c in schedule.placement[name].items()
-                  if held_count(c) > 0}
+        counts = {node: c for node, c in schedule.placement[name].items() if c > 0}
         for node, c in counts.items():
             if node not in size:
                 raise InfeasibleScheduleError(

@@ -88,8 +88,10 @@ def check_models_and_indices(
     for name in schedule.starts:
         job = jobs[name]
         s = schedule.starts[name]
-        on = {k: v for k, v in schedule.placement.get(name, {}).items()
-              if (len(v) if isinstance(v, tuple) else v) > 0}
+        lists = schedule.indices.get(name, {})
+        on: dict[str, int | tuple[int, ...]] = {
+            k: lists.get(k, v) for k, v in schedule.placement.get(name, {}).items() if v > 0
+        }
         for where, held in on.items():
             n = node[where]
             if job.gpu_models is not None and n.model not in job.gpu_models:

@@ -14,40 +14,54 @@ import numpy as np
 from .model import MAX_GPUS, MAX_HORIZON
 from .resources import FULL_GPU_MILLI, refuse_resources, shares_gpus
 
-__all__ = ["Schedule", "held_count"]
-
-Held = int | tuple[int, ...]
-"""What a placement gives a job on one node: a GPU count, or (version 3) the GPU indices."""
+__all__ = ["Schedule"]
 
 
 def _is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
-def held_count(held: Held) -> int:
-    """GPUs a placement entry holds: the count, or the number of indices listed."""
-    return len(held) if isinstance(held, tuple) else held
-
-
-def _held(where: str, c: Any) -> Held:
-    """A placement entry checked: an integer count, or a list of distinct GPU indices (sorted)."""
-    if isinstance(c, (list, tuple)):
-        for i, g in enumerate(c):
-            if not _is_int(g) or not 0 <= g < MAX_GPUS:
-                raise ValueError(
-                    f"{where}[{i}]: must be an integer GPU index in [0, {MAX_GPUS}), got {g!r}"
-                )
-        out = tuple(sorted(int(g) for g in c))
-        twice = next((a for a, b in itertools.pairwise(out) if a == b), None)
-        if twice is not None:
-            raise ValueError(f"{where}: GPU index {twice} is listed twice")
-        return out
+def _count(where: str, c: Any) -> int:
     if not _is_int(c) or not 0 <= c <= MAX_GPUS:
         raise ValueError(
             f"{where}: must be an integer number of GPUs in [0, {MAX_GPUS}] "
             f"or a list of GPU indices, got {c!r}"
         )
     return int(c)
+
+
+def _indices(where: str, c: Any) -> tuple[int, ...]:
+    """A list of distinct GPU indices, checked and sorted."""
+    if isinstance(c, (str, bytes, Mapping)) or not isinstance(c, (list, tuple)):
+        raise ValueError(f"{where}: must be a list of GPU indices, got {c!r}")
+    for i, g in enumerate(c):
+        if not _is_int(g) or not 0 <= g < MAX_GPUS:
+            raise ValueError(f"{where}[{i}]: must be an integer GPU index in [0, {MAX_GPUS}), got {g!r}")
+    out = tuple(sorted(int(g) for g in c))
+    twice = next((a for a, b in itertools.pairwise(out) if a == b), None)
+    if twice is not None:
+        raise ValueError(f"{where}: GPU index {twice} is listed twice")
+    return out
+
+
+def _rows(
+    where: str, mapping: Any, what: str
+) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """``(job, field, {node: value})`` of a placement-like mapping, names checked."""
+    if not isinstance(mapping, Mapping):
+        raise ValueError(f"{where}: must be a mapping of job name to {what}, got {mapping!r}")
+    out = []
+    for name, on in mapping.items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{where}: job names must be non-empty strings, got {name!r}")
+        at = f"{where}[{json.dumps(name)}]"
+        if not isinstance(on, Mapping):
+            raise ValueError(f"{at}: must be a mapping of node name to GPUs, got {on!r}")
+        for node in on:
+            if not isinstance(node, str) or not node:
+                raise ValueError(f"{at}: node names must be non-empty strings, got {node!r}")
+        out.append((name, at, on))
+    return out
 
 
 @dataclass(frozen=True)
@@ -62,9 +76,14 @@ class Schedule:
         Map from job name to its start slot (an ``int``).
     placement
         For an instance with nodes: map from job name to a map from node name
-        to the GPUs the job holds there (the specification (docs/model.md)): a count, or
-        (model version 3) the list of GPU indices, kept as a sorted tuple. Empty
-        (the default) for a flat pool.
+        to the number of GPUs the job holds there (the specification (docs/model.md)).
+        Empty (the default) for a flat pool. A list of GPU indices given here
+        (as a schedule file does) is moved to ``indices``.
+    indices
+        Model version 3: map from job name to a map from node name to the
+        GPU indices the job holds there (kept as sorted tuples); each entry
+        also gives ``placement`` its count. One schedule uses one form:
+        counts, or index lists.
 
     Raises
     ------
@@ -73,14 +92,15 @@ class Schedule:
         integer slot in ``[0, MAX_HORIZON)`` (no instance has a later slot),
         a GPU count of a placement is not an integer in ``[0, MAX_GPUS]``, a
         GPU index is not an integer in ``[0, MAX_GPUS)`` or is listed twice,
-        or the schedule mixes counts and index lists (one form per schedule;
-        counts of 0 and empty lists aside).
-        Whether the schedule is *feasible* is :func:`instances.evaluate`'s job.
+        or the schedule mixes counts and index lists (counts of 0 and empty
+        lists aside). Whether the schedule is *feasible* is
+        :func:`instances.evaluate`'s job.
     """
 
     instance: str
     starts: Mapping[str, int] = field(default_factory=dict)
-    placement: Mapping[str, Mapping[str, Held]] = field(default_factory=dict)
+    placement: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    indices: Mapping[str, Mapping[str, tuple[int, ...]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.instance, str):
@@ -98,42 +118,48 @@ class Schedule:
                 raise ValueError(f"{where}: must be a slot in [0, {MAX_HORIZON}), got {s}")
             clean[name] = int(s)
         object.__setattr__(self, "starts", MappingProxyType(clean))
-        if not isinstance(self.placement, Mapping):
-            raise ValueError(
-                f"placement: must be a mapping of job name to node counts, got {self.placement!r}"
-            )
-        place: dict[str, Mapping[str, int | tuple[int, ...]]] = {}
-        first_form: tuple[str, str] | None = None
-        for name, counts in self.placement.items():
-            if not isinstance(name, str) or not name:
-                raise ValueError(f"placement: job names must be non-empty strings, got {name!r}")
-            where = f"placement[{json.dumps(name)}]"
-            if not isinstance(counts, Mapping):
-                raise ValueError(f"{where}: must be a mapping of node name to GPUs, got {counts!r}")
-            row: dict[str, int | tuple[int, ...]] = {}
-            for node, c in counts.items():
-                if not isinstance(node, str) or not node:
-                    raise ValueError(f"{where}: node names must be non-empty strings, got {node!r}")
-                row[node] = _held(f"{where}[{json.dumps(node)}]", c)
-                if held_count(row[node]):
-                    form = "a list of GPU indices" if isinstance(row[node], tuple) else "a GPU count"
-                    if first_form is None:
-                        first_form = (form, f"{where}[{json.dumps(node)}]")
-                    elif form != first_form[0]:
-                        raise ValueError(
-                            f"{where}[{json.dumps(node)}]: {form}, but {first_form[1]} gives "
-                            f"{first_form[0]}: one schedule uses one form of placement"
-                        )
-            place[name] = MappingProxyType(row)
-        object.__setattr__(self, "placement", MappingProxyType(place))
+        counts: dict[str, dict[str, int]] = {}
+        lists: dict[str, dict[str, tuple[int, ...]]] = {}
+        forms: dict[str, str] = {}  # form -> the first field that gives it
+        for name, at, on in _rows("placement", self.placement, "node counts"):
+            for node, c in on.items():
+                here = f"{at}[{json.dumps(node)}]"
+                if isinstance(c, (list, tuple)):
+                    lists.setdefault(name, {})[node] = _indices(here, c)
+                    if c:
+                        forms.setdefault("a list of GPU indices", here)
+                else:
+                    counts.setdefault(name, {})[node] = _count(here, c)
+                    if c:
+                        forms.setdefault("a GPU count", here)
+            counts.setdefault(name, {})
+        for name, at, on in _rows("indices", self.indices, "GPU index lists"):
+            for node, c in on.items():
+                here = f"{at}[{json.dumps(node)}]"
+                lists.setdefault(name, {})[node] = _indices(here, c)
+                if c:
+                    forms.setdefault("a list of GPU indices", here)
+        if len(forms) > 1:
+            (f1, w1), (f2, w2) = sorted(forms.items(), key=lambda kv: kv[0] == "a GPU count")
+            raise ValueError(f"{w1}: {f1}, but {w2} gives {f2}: one schedule uses one form of placement")
+        for name, on in lists.items():
+            row = counts.setdefault(name, {})
+            for node, held in on.items():
+                row[node] = len(held)
+        object.__setattr__(self, "placement", MappingProxyType(
+            {j: MappingProxyType(c) for j, c in counts.items()}))
+        object.__setattr__(self, "indices", MappingProxyType(
+            {j: MappingProxyType(c) for j, c in lists.items()}))
 
     @property
     def lists_indices(self) -> bool:
         """Whether the placements list GPU indices (model version 3) rather than counts."""
-        return any(isinstance(v, tuple) and v for on in self.placement.values() for v in on.values())
+        return any(held for on in self.indices.values() for held in on.values())
 
-    def _placement_items(self) -> tuple[tuple[str, tuple[tuple[str, Held], ...]], ...]:
-        return tuple(sorted((j, tuple(sorted(c.items()))) for j, c in self.placement.items()))
+    def _placement_items(self) -> tuple[Any, ...]:
+        counts = tuple(sorted((j, tuple(sorted(c.items()))) for j, c in self.placement.items()))
+        lists = tuple(sorted((j, tuple(sorted(c.items()))) for j, c in self.indices.items()))
+        return counts, lists
 
     def __hash__(self) -> int:
         return hash((self.instance, tuple(sorted(self.starts.items())), self._placement_items()))
@@ -246,7 +272,7 @@ class Schedule:
                     raise ValueError(
                         f"{where}[{json.dumps(node)}]: no node of that name in instance {inst.name!r}"
                     )
-                if held_count(c) > 0:
+                if c > 0:
                     ks.append(nodes[node])
             if len(ks) > width:
                 raise ValueError(
@@ -262,7 +288,8 @@ class Schedule:
         }
         if self.placement:
             out["placement"] = {
-                j: {n: list(v) if isinstance(v, tuple) else v for n, v in c.items()}
+                j: {n: list(self.indices[j][n]) if n in self.indices.get(j, {}) else v
+                    for n, v in c.items()}
                 for j, c in self.placement.items()
             }
         return out
@@ -278,7 +305,7 @@ def count_form_problem(inst: Any, schedule: Schedule) -> str | None:
         return None
     for name in schedule.starts:
         for node, held in schedule.placement.get(name, {}).items():
-            if not isinstance(held, tuple) and held > 0:
+            if held > 0 and node not in schedule.indices.get(name, {}):
                 shared = next(j.name for j in inst.jobs if j.gpu_milli < FULL_GPU_MILLI)
                 return (
                     f"placement[{json.dumps(name)}][{json.dumps(node)}]: a GPU count ({held}), "

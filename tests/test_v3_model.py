@@ -236,7 +236,10 @@ def test_schema_lists_the_new_fields_and_still_refuses_unknown_ones() -> None:
 # ------------------------------------------------------------------ placements
 def test_placements_with_gpu_indices() -> None:
     s = Schedule("v3", {"half": 0}, {"half": {"n0": [3]}, "whole": {"n1": [1, 0]}})
-    assert s.placement["whole"]["n1"] == (0, 1) and s.lists_indices
+    assert s.indices["whole"]["n1"] == (0, 1) and s.lists_indices
+    assert s.placement["whole"]["n1"] == 2 and s.placement["half"]["n0"] == 1  # counts, always
+    assert s == Schedule("v3", {"half": 0}, indices={"half": {"n0": [3]}, "whole": {"n1": (0, 1)}})
+    assert s != Schedule("v3", {"half": 0}, {"half": {"n0": 1}, "whole": {"n1": 2}})
     assert s.to_dict()["placement"] == {"half": {"n0": [3]}, "whole": {"n1": [0, 1]}}
     assert s == Schedule("v3", {"half": 0}, {"half": {"n0": (3,)}, "whole": {"n1": [0, 1]}})
     assert hash(s) == hash(Schedule("v3", {"half": 0}, {"half": {"n0": [3]}, "whole": {"n1": [0, 1]}}))
@@ -250,11 +253,16 @@ def test_placements_with_gpu_indices() -> None:
         ({"a": {"n0": [True]}}, r'placement\["a"\]\["n0"\]\[0\]'),
         ({"a": {"n0": 1}, "b": {"n1": [0]}}, r'placement\["b"\]\["n1"\]: a list of GPU indices, but '
                                              r'placement\["a"\]\["n0"\] gives a GPU count'),
+        ({"a": {"n0": "2"}}, r'placement\["a"\]\["n0"\]: must be an integer number of GPUs'),
     ]:
         with pytest.raises(ValueError, match=needle):
             Schedule("v3", {"a": 0}, bad)
     # counts of 0 and empty lists are ignored, also by the one-form rule
     assert Schedule("v3", {"a": 0}, {"a": {"n0": 0, "n1": [0]}}).lists_indices
+    with pytest.raises(ValueError, match=r'indices\["b"\]\["n1"\]: a list of GPU indices, but placement'):
+        Schedule("v3", {"a": 0}, {"a": {"n0": 1}}, indices={"b": {"n1": [0]}})
+    with pytest.raises(ValueError, match=r'indices\["b"\]\["n1"\]: must be a list of GPU indices'):
+        Schedule("v3", {"a": 0}, indices={"b": {"n1": 1}})  # type: ignore[dict-item]
 
 
 def test_schedule_file_with_indices_round_trips(tmp_path) -> None:
