@@ -268,8 +268,10 @@ def check_node_resources(
 
 def _inference_takes(free: dict[str, list[int]], order: list[str], want: int) -> None:
     """Inference takes ``want`` wholly idle GPUs: the nodes with the fewest such GPUs first."""
+    if want <= 0:
+        return
     whole = {k: sum(1 for r in free[k] if r == FULL) for k in order}
-    for k in sorted(order, key=lambda k: (whole[k], -order.index(k))):
+    for _, _, k in sorted((whole[k], -i, k) for i, k in enumerate(order)):
         if want <= 0:
             return
         for i in range(len(free[k]) - 1, -1, -1):
@@ -316,6 +318,7 @@ def fgd_fragmentation(
     waiting = dict.fromkeys(shapes, 0)
     order = [n.name for n in nodes]
     terms: list[float] = []
+    known: dict[tuple[Any, ...], int] = {}  # F of a node state for a job shape, computed once
     for t in range(T):
         for key, row in shapes.items():
             waiting[key] += row[t]
@@ -324,34 +327,46 @@ def fgd_fragmentation(
             continue
         free = {n.name: free_at(n.name, t) for n in nodes}
         _inference_takes(free, order, inference[t])
-        acc = 0
+        # nodes in the same state (model, size, idle shares, CPU and memory left) leave the
+        # same fragments: count the states, then add each state's F once per node in it
+        states: dict[tuple[Any, ...], int] = {}
         for n in nodes:
             idle = free[n.name]
-            amount = sum(idle)
-            if amount == 0:
+            if sum(idle) == 0:
                 continue
-            whole = sum(1 for r in idle if r == FULL)
+            cpu = None if n.cpu_milli is None else n.cpu_milli - cpu_use[n.name][t]
+            mem = None if n.memory_mib is None else n.memory_mib - mem_use[n.name][t]
+            state = (n.model, n.gpus, tuple(sorted(idle)), cpu, mem)
+            states[state] = states.get(state, 0) + 1
+        acc = 0
+        for state, many in states.items():
             for key, count in waiting.items():
                 if count:
-                    acc += count * _node_fragment(n, idle, amount, whole, key, largest, t,
-                                                  cpu_use, mem_use)
+                    f = known.get((state, key))
+                    if f is None:
+                        f = known[(state, key)] = _node_fragment(state, key, largest)
+                    acc += many * count * f
         terms.append(acc / (FULL * total))
     return math.fsum(terms)
 
 
-def _node_fragment(
-    node: Any, idle: list[int], amount: int, whole: int, key: tuple[Any, ...], largest: int,
-    t: int, cpu_use: NodeUse, mem_use: NodeUse,
-) -> int:
-    """``F_n(m)``: the idle ``gpu_milli`` of ``node`` that a job of shape ``key`` cannot use."""
+def _node_fragment(state: tuple[Any, ...], key: tuple[Any, ...], largest: int) -> int:
+    """``F_n(m)``: the idle ``gpu_milli`` of a node in ``state`` that a job of shape ``key`` cannot use.
+
+    ``state`` is the node's model, GPUs, idle share of each GPU (sorted), and
+    CPU and memory left (``None``: unlimited).
+    """
+    model, size, idle, cpu_left, mem_left = state
     gpus, milli, models, cpu, mem = key
-    if models is not None and node.model not in models:
+    amount = sum(idle)
+    if models is not None and model not in models:
         return amount
-    for need, cap, use in ((cpu, node.cpu_milli, cpu_use), (mem, node.memory_mib, mem_use)):
-        if cap is not None and need and _charge(need, min(gpus, node.gpus), gpus) > cap - use[node.name][t]:
+    for need, left in ((cpu, cpu_left), (mem, mem_left)):
+        if left is not None and need and _charge(need, min(gpus, size), gpus) > left:
             return amount
+    whole = sum(1 for r in idle if r == FULL)
     if gpus > largest:  # takes whole nodes: this one only if wholly idle
-        return 0 if whole == node.gpus else amount
+        return 0 if whole == size else amount
     if milli == FULL:
         return sum(r for r in idle if r < FULL) if whole >= gpus else amount
     if any(r >= milli for r in idle):
