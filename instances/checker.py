@@ -176,8 +176,10 @@ def evaluate(
             peak_gpus = {n.name: range(n.gpus - withheld[n.name], n.gpus) for n in inst.nodes or ()}
         batch, gpu_on_node, gpu_used = v3.check_gpus(inst, schedule, indexed, peak_gpus)
         durations = {j.name: j.duration for j in inst.jobs}
-        first_job_at = {t: v3.overloading_job(schedule, indexed, durations, t, limit[t])
-                        for t in range(T) if batch[t] > limit[t]}
+        over_at = next((t for t in range(T) if batch[t] > limit[t]), None)  # the one reported
+        if over_at is not None:
+            first_job_at[over_at] = v3.overloading_job(schedule, indexed, durations, over_at,
+                                                       limit[over_at])
     for name, s in ([] if indexed else schedule.starts.items()):
         job = by_name[name]
         for t in range(s, s + job.duration):
