@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from .resources import gpu_amounts
+
 __all__ = ["InstanceArrays", "Reservation"]
 
 Reservation = Literal["peak", "curve"]
@@ -78,9 +80,10 @@ class InstanceArrays:
 
     @cached_property
     def job_values(self) -> np.ndarray:
-        """Value of running each job, ``w_j g_j p_j slot_hours``, read-only."""
+        """Value of running each job, ``w_j a_j p_j slot_hours``, read-only (``a_j = g_j`` on version 2)."""
         return _readonly(
-            self.priorities * self.gpus * self.durations * self.slot_hours, np.float64
+            self.priorities * gpu_amounts(self) * self.durations * self.slot_hours,  # type: ignore[arg-type]
+            np.float64,
         )
 
     @cached_property

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .resources import refuse_resources
+
 if TYPE_CHECKING:
     from .arrays import Reservation
     from .model import Instance
@@ -94,6 +96,7 @@ def capacity(inst: Instance, reservation: Reservation = "curve") -> Capacity:
     ValueError
         For an unknown reservation.
     """
+    refuse_resources(inst, "capacity")
     pool = inst.batch_capacity(reservation)
     if inst.has_nodes:
         sizes = np.asarray(inst.node_gpus, dtype=np.int64)
@@ -178,6 +181,7 @@ def job_placements(
     """
     if not inst.has_nodes:
         return [[(0,)] for _ in inst.jobs]
+    refuse_resources(inst, "job_placements")
     sizes = tuple(int(m) for m in inst.node_gpus.tolist())
     largest = max(sizes)
     out: list[list[tuple[int, ...]]] = []

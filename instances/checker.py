@@ -16,34 +16,13 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from . import checker_resources as v3
 from .arrays import Reservation
 from .model import Instance
 from .schedule import Schedule
+from .violations import InfeasibleScheduleError
 
 __all__ = ["InfeasibleScheduleError", "Metrics", "evaluate", "gain", "gap", "stranded_gpus"]
-
-
-class InfeasibleScheduleError(ValueError):
-    """A schedule violates a constraint of the model.
-
-    Attributes
-    ----------
-    job
-        Name of the job involved, if one is.
-    slot
-        Slot of the violation, if one applies.
-    amount
-        By how much the constraint is violated (GPUs or slots).
-    """
-
-    def __init__(
-        self, message: str, *, job: str | None = None, slot: int | None = None,
-        amount: int | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.job = job
-        self.slot = slot
-        self.amount = amount
 
 
 @dataclass(frozen=True)
@@ -73,7 +52,15 @@ class Metrics:
         Free GPU-slots stranded by the node split (``docs/nodes.md``): at
         each slot where the pool as a whole has room for the smallest pending
         job, the free GPUs of the nodes on which no pending job fits. Always
-        0 on a flat pool.
+        0 on a flat pool. Whole GPUs only: models, CPU and memory are not read.
+    batch_gpu_milli_slots
+        ``1000 sum_j a_j p_j`` over run jobs: the GPU amount batch work used,
+        in thousandths of a GPU-slot (model version 3; ``1000 *
+        batch_gpu_slots`` before it). Utilization counts it, not
+        ``batch_gpu_slots`` (the GPU-slots busy with batch work).
+    fgd_fragmentation
+        On a version 3 instance, fragmentation in the sense of FGD (Weng et
+        al., USENIX ATC 2023; docs/model.md), in GPU-slots; ``None`` elsewhere.
     """
 
     value: float
@@ -88,6 +75,8 @@ class Metrics:
     capacity_gpu_slots: int
     reservation: str
     fragmentation: int = 0
+    batch_gpu_milli_slots: int = 0
+    fgd_fragmentation: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The metrics as a plain ``dict``."""
@@ -125,7 +114,10 @@ def evaluate(
         release, an end after deadline or horizon, a missing or invalid
         placement (instance with nodes; job and reason named), the first slot
         where the pool is over capacity, or the first slot and node over the
-        node's capacity (with the job that starts the overload).
+        node's capacity (with the job that starts the overload); on version 3
+        (:mod:`instances.checker_resources`) a model, a GPU index, a GPU held
+        whole or shared beyond 1000, a withheld GPU, CPU or memory, naming the
+        job, node, GPU, slot and resource.
     """
     if reservation not in ("peak", "curve"):
         raise ValueError(f"reservation: must be 'peak' or 'curve', got {reservation!r}")
@@ -153,8 +145,10 @@ def evaluate(
             )
 
     placed: dict[str, dict[str, int]] = {}
+    indexed: dict[str, dict[str, tuple[int, ...]]] = {}
     if inst.nodes is not None:
         placed = _check_placements(inst, schedule)
+        indexed = v3.check_models_and_indices(inst, schedule)
     elif any(c > 0 for name in schedule.starts for c in schedule.placement.get(name, {}).values()):
         name = next(n for n in schedule.starts if any(schedule.placement.get(n, {}).values()))
         raise InfeasibleScheduleError(
@@ -172,9 +166,22 @@ def evaluate(
     if enforce_reservation:
         limit = [min(limit[t], G - reserved[t]) for t in range(T)]
 
-    batch = [0] * T
+    batch = [0] * T  # GPUs busy with batch work
     first_job_at: dict[int, str] = {}
-    for name, s in schedule.starts.items():
+    withheld = _peak_withheld(inst, peaks) if inst.nodes is not None else {}
+    gpu_on_node: v3.NodeUse = {}
+    gpu_used: dict[tuple[str, int], dict[int, int]] = {}
+    if indexed:
+        peak_gpus = None
+        if enforce_reservation and reservation == "peak":
+            peak_gpus = {n.name: range(n.gpus - withheld[n.name], n.gpus) for n in inst.nodes or ()}
+        batch, gpu_on_node, gpu_used = v3.check_gpus(inst, schedule, indexed, peak_gpus)
+        durations = {j.name: j.duration for j in inst.jobs}
+        over_at = next((t for t in range(T) if batch[t] > limit[t]), None)  # the one reported
+        if over_at is not None:
+            first_job_at[over_at] = v3.overloading_job(schedule, indexed, durations, over_at,
+                                                       limit[over_at])
+    for name, s in ([] if indexed else schedule.starts.items()):
         job = by_name[name]
         for t in range(s, s + job.duration):
             batch[t] += job.gpus
@@ -191,20 +198,36 @@ def evaluate(
                 job=first_job_at[t], slot=t, amount=over,
             )
     fragmentation = 0
+    fgd: float | None = None
     if inst.nodes is not None:
-        withheld = _peak_withheld(inst, peaks)
         node_limit = {n.name: n.gpus for n in inst.nodes}
         if enforce_reservation and reservation == "peak":
             node_limit = {n.name: n.gpus - withheld[n.name] for n in inst.nodes}
-        on_node = _check_nodes(inst, schedule, placed, node_limit, enforce_reservation)
+        if indexed:
+            on_node = gpu_on_node
+        else:
+            on_node = _check_nodes(inst, schedule, placed, node_limit, enforce_reservation)
+        cpu_use, mem_use = v3.check_node_resources(inst, schedule, placed)
         fragmentation = sum(_stranded(inst, schedule, on_node, inference))
+        if v3.is_version_3(inst):
+            sizes = {n.name: n.gpus for n in inst.nodes}
+
+            def free_at(node: str, t: int) -> list[int]:
+                if indexed:
+                    return [1000 - gpu_used.get((node, g), {}).get(t, 0) for g in range(sizes[node])]
+                busy = on_node[node][t]
+                return [1000] * (sizes[node] - busy) + [0] * busy
+
+            fgd = v3.fgd_fragmentation(inst, schedule, free_at, cpu_use, mem_use, inference)
 
     value = 0.0
     wait_num = 0.0
     wait_den = 0.0
+    milli_slots = 0
     for name, s in schedule.starts.items():
         job = by_name[name]
-        value += job.priority * job.gpus * job.duration * inst.slot_hours
+        value += job.priority * (job.gpus * job.gpu_milli / 1000) * job.duration * inst.slot_hours
+        milli_slots += job.gpus * job.gpu_milli * job.duration
         wait_num += job.priority * (s - job.release)
         wait_den += job.priority
     inference_slots = sum(inference)
@@ -214,7 +237,7 @@ def evaluate(
     )
     return Metrics(
         value=value,
-        utilization=(inference_slots + batch_slots) / (G * T),
+        utilization=(1000 * inference_slots + milli_slots) / (1000 * G * T),
         reserved_idle=sum(reserved) - inference_slots,
         jobs_run=len(schedule.starts),
         jobs_rejected=len(inst.jobs) - len(schedule.starts),
@@ -225,6 +248,8 @@ def evaluate(
         capacity_gpu_slots=G * T,
         reservation=reservation,
         fragmentation=fragmentation,
+        batch_gpu_milli_slots=milli_slots,
+        fgd_fragmentation=fgd,
     )
 
 
@@ -354,7 +379,11 @@ def stranded_gpus(inst: Instance, schedule: Schedule) -> list[int]:
     if inst.nodes is None:
         return [0] * inst.horizon
     placed = _check_placements(inst, schedule)
-    on_node = _check_nodes(inst, schedule, placed, {n.name: n.gpus for n in inst.nodes}, False)
+    indexed = v3.check_models_and_indices(inst, schedule)
+    if indexed:
+        on_node = v3.check_gpus(inst, schedule, indexed, None)[1]
+    else:
+        on_node = _check_nodes(inst, schedule, placed, {n.name: n.gpus for n in inst.nodes}, False)
     inference = [sum(svc.demand[t] for svc in inst.services) for t in range(inst.horizon)]
     return _stranded(inst, schedule, on_node, inference)
 

@@ -3,7 +3,9 @@
 Formats: ``gpusched-instance/1`` and ``gpusched-schedule/1``; their JSON Schemas
 ship in ``instances/schema/``. Model version 2 adds two optional fields, an
 instance's ``nodes`` and a schedule's ``placement`` (the specification (docs/model.md)); a
-file without them is a version 1 file and is written byte for byte as before. Every problem with a file raises
+file without them is a version 1 file and is written byte for byte as before.
+Model version 3 adds optional fields to nodes and jobs (:mod:`instances.resources`),
+written only where they differ from their defaults, so a version 2 file is too. Every problem with a file raises
 :class:`ValueError` whose message starts with the file and names the field.
 """
 
@@ -25,6 +27,7 @@ from typing import Any, TypeVar
 import jsonschema
 
 from .model import MAX_HORIZON, MAX_JOBS, Instance, Job, Node, Service
+from .resources import JOB_FIELDS, NODE_FIELDS, flat_fields, job_fields_to_dict, node_fields_to_dict
 from .schedule import Schedule
 
 T = TypeVar("T")
@@ -219,9 +222,11 @@ def instance_from_dict(data: Any) -> Instance:
         nodes = []
         for k, n in enumerate(data["nodes"]):
             try:
-                nodes.append(Node(n["name"], n["gpus"]))
+                nodes.append(Node(n["name"], n["gpus"], *(n.get(k) for k in NODE_FIELDS)))
             except ValueError as e:
                 raise ValueError(_item_error("nodes", k, "node", n["name"], e)) from None
+    if nodes is None:
+        flat_fields(data["jobs"])
     job_list = []
     for i, j in enumerate(data["jobs"]):
         try:
@@ -234,6 +239,7 @@ def instance_from_dict(data: Any) -> Instance:
                     kind=j.get("kind", "other"),
                     release=j.get("release", 0),
                     deadline=j.get("deadline"),
+                    **{k: j[k] for k in JOB_FIELDS if k in j},
                 )
             )
         except ValueError as e:
@@ -271,6 +277,7 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
                 "release": j.release,
                 "deadline": j.deadline,
                 "priority": j.priority,
+                **job_fields_to_dict(j),
             }
             for j in inst.jobs
         ],
@@ -278,7 +285,7 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
     if inst.meta:
         out["meta"] = dict(inst.meta)
     if inst.nodes is not None:
-        out["nodes"] = [{"name": n.name, "gpus": n.gpus} for n in inst.nodes]
+        out["nodes"] = [{"name": n.name, "gpus": n.gpus, **node_fields_to_dict(n)} for n in inst.nodes]
     return out
 
 

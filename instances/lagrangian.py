@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from .model import Instance
+from .resources import refuse_resources
 
 __all__ = [
     "UNIT_ROUNDOFF", "check_multipliers", "lagrangian_value", "reduced_profits", "rounding_margin",
@@ -103,6 +104,7 @@ def _job_terms(
 
     With ``clip=False``, the best reduced value itself (``-inf`` without a start).
     """
+    refuse_resources(inst, "the Lagrangian bound", shares_only=True)  # shares would undercut it
     n, T = inst.num_jobs, inst.horizon
     cap = inst.num_gpus - inst.total_demand
     prefix = np.concatenate([[0.0], np.cumsum(lam)])

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .arrays import InstanceArrays
+from .resources import check_instance_resources, check_job_fields, check_node_fields
 
 __all__ = [
     "JOB_KINDS",
@@ -165,6 +166,10 @@ class Job:
         Submit slot ``r_j``, the earliest start.
     deadline
         Slot by which the job must have ended, or ``None`` for the horizon.
+    gpu_milli, gpu_models, cpu_milli, memory_mib
+        Model version 3 (docs/model.md), on an instance with nodes only:
+        thousandths of a GPU per GPU (below 1000 only with ``gpus == 1``: a
+        *shared* job), the GPU models it accepts (``None``: any), CPU and memory.
     """
 
     name: str
@@ -174,6 +179,10 @@ class Job:
     kind: str = "other"
     release: int = 0
     deadline: int | None = None
+    gpu_milli: int = 1000
+    gpu_models: tuple[str, ...] | None = None
+    cpu_milli: int = 0
+    memory_mib: int = 0
 
     def __post_init__(self) -> None:
         _check_name("job.name", self.name)
@@ -196,6 +205,11 @@ class Job:
                     f"({self.release} + {self.duration}), got {dl}"
                 )
             object.__setattr__(self, "deadline", dl)
+        fields = check_job_fields(
+            where, self.gpus, self.gpu_milli, self.gpu_models, self.cpu_milli, self.memory_mib
+        )
+        for key, v in zip(("gpu_milli", "gpu_models", "cpu_milli", "memory_mib"), fields):
+            object.__setattr__(self, key, v)
 
     @property
     def area(self) -> int:
@@ -216,16 +230,24 @@ class Node:
         Unique name of the node.
     gpus
         GPUs on the node, ``>= 1``.
+    model, cpu_milli, memory_mib
+        Model version 3 (docs/model.md): the GPU model (``None``: none, which
+        matches no job that lists models), CPU and memory (``None``: unlimited).
     """
 
     name: str
     gpus: int
+    model: str | None = None
+    cpu_milli: int | None = None
+    memory_mib: int | None = None
 
     def __post_init__(self) -> None:
         _check_name("node.name", self.name)
-        object.__setattr__(
-            self, "gpus", _check_int(f"node {self.name!r}.gpus", self.gpus, lo=1, hi=MAX_GPUS)
-        )
+        where = f"node {self.name!r}"
+        object.__setattr__(self, "gpus", _check_int(f"{where}.gpus", self.gpus, lo=1, hi=MAX_GPUS))
+        fields = check_node_fields(where, self.model, self.cpu_milli, self.memory_mib)
+        for key, v in zip(("model", "cpu_milli", "memory_mib"), fields):
+            object.__setattr__(self, key, v)
 
 
 def subset_sums(sizes: Iterable[int], limit: int) -> int:
@@ -352,6 +374,7 @@ class Instance(InstanceArrays):
                 )
         if self.nodes is not None:
             self._check_nodes()
+        check_instance_resources(self)
         self._check_values_finite()
 
     def _check_nodes(self) -> None:

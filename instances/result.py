@@ -133,7 +133,7 @@ class Result:
         row = self.to_row()
         row["starts"] = dict(self.schedule.starts)
         if self.schedule.placement:
-            row["placement"] = {job: dict(on) for job, on in self.schedule.placement.items()}
+            row["placement"] = self.schedule.to_dict()["placement"]  # GPU index lists where given
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
 
     def summary(self) -> str:

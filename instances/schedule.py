@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -11,12 +12,56 @@ from typing import Any
 import numpy as np
 
 from .model import MAX_GPUS, MAX_HORIZON
+from .resources import FULL_GPU_MILLI, refuse_resources, shares_gpus
 
 __all__ = ["Schedule"]
 
 
 def _is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _count(where: str, c: Any) -> int:
+    if not _is_int(c) or not 0 <= c <= MAX_GPUS:
+        raise ValueError(
+            f"{where}: must be an integer number of GPUs in [0, {MAX_GPUS}] "
+            f"or a list of GPU indices, got {c!r}"
+        )
+    return int(c)
+
+
+def _indices(where: str, c: Any) -> tuple[int, ...]:
+    """A list of distinct GPU indices, checked and sorted."""
+    if isinstance(c, (str, bytes, Mapping)) or not isinstance(c, (list, tuple)):
+        raise ValueError(f"{where}: must be a list of GPU indices, got {c!r}")
+    for i, g in enumerate(c):
+        if not _is_int(g) or not 0 <= g < MAX_GPUS:
+            raise ValueError(f"{where}[{i}]: must be an integer GPU index in [0, {MAX_GPUS}), got {g!r}")
+    out = tuple(sorted(int(g) for g in c))
+    twice = next((a for a, b in itertools.pairwise(out) if a == b), None)
+    if twice is not None:
+        raise ValueError(f"{where}: GPU index {twice} is listed twice")
+    return out
+
+
+def _rows(
+    where: str, mapping: Any, what: str
+) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """``(job, field, {node: value})`` of a placement-like mapping, names checked."""
+    if not isinstance(mapping, Mapping):
+        raise ValueError(f"{where}: must be a mapping of job name to {what}, got {mapping!r}")
+    out = []
+    for name, on in mapping.items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{where}: job names must be non-empty strings, got {name!r}")
+        at = f"{where}[{json.dumps(name)}]"
+        if not isinstance(on, Mapping):
+            raise ValueError(f"{at}: must be a mapping of node name to GPUs, got {on!r}")
+        for node in on:
+            if not isinstance(node, str) or not node:
+                raise ValueError(f"{at}: node names must be non-empty strings, got {node!r}")
+        out.append((name, at, on))
+    return out
 
 
 @dataclass(frozen=True)
@@ -31,21 +76,31 @@ class Schedule:
         Map from job name to its start slot (an ``int``).
     placement
         For an instance with nodes: map from job name to a map from node name
-        to the GPUs the job holds there (the specification (docs/model.md)). Empty (the
-        default) for a flat pool.
+        to the number of GPUs the job holds there (the specification (docs/model.md)).
+        Empty (the default) for a flat pool. A list of GPU indices given here
+        (as a schedule file does) is moved to ``indices``.
+    indices
+        Model version 3: map from job name to a map from node name to the
+        GPU indices the job holds there (kept as sorted tuples); each entry
+        also gives ``placement`` its count. One schedule uses one form:
+        counts, or index lists.
 
     Raises
     ------
     ValueError
         If a job or node name is not a non-empty string, a start is not an
         integer slot in ``[0, MAX_HORIZON)`` (no instance has a later slot),
-        or a GPU count of a placement is not an integer in ``[0, MAX_GPUS]``.
-        Whether the schedule is *feasible* is :func:`instances.evaluate`'s job.
+        a GPU count of a placement is not an integer in ``[0, MAX_GPUS]``, a
+        GPU index is not an integer in ``[0, MAX_GPUS)`` or is listed twice,
+        or the schedule mixes counts and index lists (counts of 0 and empty
+        lists aside). Whether the schedule is *feasible* is
+        :func:`instances.evaluate`'s job.
     """
 
     instance: str
     starts: Mapping[str, int] = field(default_factory=dict)
     placement: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    indices: Mapping[str, Mapping[str, tuple[int, ...]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.instance, str):
@@ -63,32 +118,48 @@ class Schedule:
                 raise ValueError(f"{where}: must be a slot in [0, {MAX_HORIZON}), got {s}")
             clean[name] = int(s)
         object.__setattr__(self, "starts", MappingProxyType(clean))
-        if not isinstance(self.placement, Mapping):
-            raise ValueError(
-                f"placement: must be a mapping of job name to node counts, got {self.placement!r}"
-            )
-        place: dict[str, Mapping[str, int]] = {}
-        for name, counts in self.placement.items():
-            if not isinstance(name, str) or not name:
-                raise ValueError(f"placement: job names must be non-empty strings, got {name!r}")
-            where = f"placement[{json.dumps(name)}]"
-            if not isinstance(counts, Mapping):
-                raise ValueError(f"{where}: must be a mapping of node name to GPUs, got {counts!r}")
-            row: dict[str, int] = {}
-            for node, c in counts.items():
-                if not isinstance(node, str) or not node:
-                    raise ValueError(f"{where}: node names must be non-empty strings, got {node!r}")
-                if not _is_int(c) or not 0 <= c <= MAX_GPUS:
-                    raise ValueError(
-                        f"{where}[{json.dumps(node)}]: must be an integer number of GPUs "
-                        f"in [0, {MAX_GPUS}], got {c!r}"
-                    )
-                row[node] = int(c)
-            place[name] = MappingProxyType(row)
-        object.__setattr__(self, "placement", MappingProxyType(place))
+        counts: dict[str, dict[str, int]] = {}
+        lists: dict[str, dict[str, tuple[int, ...]]] = {}
+        forms: dict[str, str] = {}  # form -> the first field that gives it
+        for name, at, on in _rows("placement", self.placement, "node counts"):
+            for node, c in on.items():
+                here = f"{at}[{json.dumps(node)}]"
+                if isinstance(c, (list, tuple)):
+                    lists.setdefault(name, {})[node] = _indices(here, c)
+                    if c:
+                        forms.setdefault("a list of GPU indices", here)
+                else:
+                    counts.setdefault(name, {})[node] = _count(here, c)
+                    if c:
+                        forms.setdefault("a GPU count", here)
+            counts.setdefault(name, {})
+        for name, at, on in _rows("indices", self.indices, "GPU index lists"):
+            for node, c in on.items():
+                here = f"{at}[{json.dumps(node)}]"
+                lists.setdefault(name, {})[node] = _indices(here, c)
+                if c:
+                    forms.setdefault("a list of GPU indices", here)
+        if len(forms) > 1:
+            (f1, w1), (f2, w2) = sorted(forms.items(), key=lambda kv: kv[0] == "a GPU count")
+            raise ValueError(f"{w1}: {f1}, but {w2} gives {f2}: one schedule uses one form of placement")
+        for name, on in lists.items():
+            row = counts.setdefault(name, {})
+            for node, held in on.items():
+                row[node] = len(held)
+        object.__setattr__(self, "placement", MappingProxyType(
+            {j: MappingProxyType(c) for j, c in counts.items()}))
+        object.__setattr__(self, "indices", MappingProxyType(
+            {j: MappingProxyType(c) for j, c in lists.items()}))
 
-    def _placement_items(self) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
-        return tuple(sorted((j, tuple(sorted(c.items()))) for j, c in self.placement.items()))
+    @property
+    def lists_indices(self) -> bool:
+        """Whether the placements list GPU indices (model version 3) rather than counts."""
+        return any(held for on in self.indices.values() for held in on.values())
+
+    def _placement_items(self) -> tuple[Any, ...]:
+        counts = tuple(sorted((j, tuple(sorted(c.items()))) for j, c in self.placement.items()))
+        lists = tuple(sorted((j, tuple(sorted(c.items()))) for j, c in self.indices.items()))
+        return counts, lists
 
     def __hash__(self) -> int:
         return hash((self.instance, tuple(sorted(self.starts.items())), self._placement_items()))
@@ -131,6 +202,7 @@ class Schedule:
         starts = {inst.jobs[i].name: int(start[i]) for i in run}
         if place is None:
             return cls(inst.name, starts)
+        refuse_resources(inst, "Schedule.from_array", shares_only=True)
         place = np.asarray(place)
         if place.ndim != 2 or place.shape[0] != inst.num_jobs:
             raise ValueError(f"place: must have shape ({inst.num_jobs}, width), got {place.shape}")
@@ -151,7 +223,9 @@ class Schedule:
         ------
         ValueError
             If the schedule names a job the instance does not have (in
-            ``starts`` or in ``placement``).
+            ``starts`` or in ``placement``), or gives a GPU count where the
+            instance has a shared job (model version 3: every placement
+            lists GPU indices there).
         """
         out = np.full(inst.num_jobs, -1, dtype=np.int64)
         index = inst.job_index
@@ -166,6 +240,9 @@ class Schedule:
                 raise ValueError(
                     f"placement[{json.dumps(name)}]: no job of that name in instance {inst.name!r}"
                 )
+        problem = count_form_problem(inst, self)
+        if problem is not None:
+            raise ValueError(problem)
         return out
 
     def to_placement_array(self, inst: Any) -> np.ndarray:
@@ -210,5 +287,29 @@ class Schedule:
             "format": "gpusched-schedule/1", "instance": self.instance, "starts": dict(self.starts),
         }
         if self.placement:
-            out["placement"] = {j: dict(c) for j, c in self.placement.items()}
+            out["placement"] = {
+                j: {n: list(self.indices[j][n]) if n in self.indices.get(j, {}) else v
+                    for n, v in c.items()}
+                for j, c in self.placement.items()
+            }
         return out
+
+
+def count_form_problem(inst: Any, schedule: Schedule) -> str | None:
+    """Why a count-form placement is refused on ``inst``, or ``None``.
+
+    On an instance with a shared job (model version 3) every placement of a
+    started job lists GPU indices; the message names the first count given.
+    """
+    if not shares_gpus(inst):
+        return None
+    for name in schedule.starts:
+        for node, held in schedule.placement.get(name, {}).items():
+            if held > 0 and node not in schedule.indices.get(name, {}):
+                shared = next(j.name for j in inst.jobs if j.gpu_milli < FULL_GPU_MILLI)
+                return (
+                    f"placement[{json.dumps(name)}][{json.dumps(node)}]: a GPU count ({held}), "
+                    f"but instance {inst.name!r} has a shared job ({shared!r}), so every "
+                    f"placement lists GPU indices"
+                )
+    return None

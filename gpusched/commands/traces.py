@@ -42,6 +42,8 @@ def register(sub: Any) -> None:
     p.add_argument("--skip-bad", action="store_true", help="skip malformed records and count them")
     p.add_argument("--procs-per-gpu", type=int, default=1, help="swf: processors per GPU (default 1)")
     p.add_argument("--tasks", default=None, help="pai: the task table (default beside the job table)")
+    p.add_argument("--resources", choices=("gpus", "full"), default="gpus",
+                   help="gpus: GPU counts only (default); full: openb shares, models, CPU, memory")
     p.add_argument("--json", action="store_true", help="print the import summary as one JSON line")
     p.set_defaults(func=cmd_import)
 
@@ -90,6 +92,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         slot_minutes=args.slot_minutes, num_gpus=args.num_gpus, nodes=args.nodes,
         priorities=_priorities(args.priority), service=args.service, max_jobs=args.max_jobs,
         skip_bad=args.skip_bad, procs_per_gpu=args.procs_per_gpu, tasks=args.tasks,
+        resources=args.resources,
     )
     meta = dict(inst.meta["import"])
     if args.output:

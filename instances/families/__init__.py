@@ -42,6 +42,7 @@ __all__ = [
     "OPENB_DAYS",
     "OPENB_INFERENCE_SHARE",
     "OPENB_MIN_GPUS",
+    "RESOURCE_FAMILIES",
     "SEED_SCENARIOS",
     "TRACE_GPU_THROUGHPUT_RPS",
     "contention",
@@ -49,6 +50,10 @@ __all__ = [
     "generate",
     "node_shape_label",
 ]
+
+RESOURCE_FAMILIES: tuple[str, ...] = ("openb-shares",)
+"""Families whose instances use model version 3 resources at every seed (docs/model.md);
+the methods and the benchmark library take them once the algorithms read version 3."""
 
 NODE_SHAPES = "an integer (nodes of that many GPUs), a list of node sizes, or 'openb'"
 """What ``node_gpus`` may be (for messages and ``gpusched families``)."""

@@ -17,6 +17,7 @@ from ..model import Instance, Service
 from ..nodes import openb_node_counts
 from ..servegen import servegen_hourly_rps
 from .generators import KindSpec, daily_curve, draw_jobs, expected_job_area
+from .openb_shapes import openb_shares
 
 __all__ = [
     "GENERATORS",
@@ -266,7 +267,7 @@ def contention(inst: Instance) -> float:
 
 def _openb_day(
     rng: np.random.Generator, *, seed: int = 0, day: int | None = None, num_gpus: int = 16,
-    inference_share: float = OPENB_INFERENCE_SHARE,
+    inference_share: float = OPENB_INFERENCE_SHARE, resources: str = "gpus",
 ) -> Instance:
     """One day of real openb pods (Alibaba cluster-trace-gpu-v2023) as batch jobs in
     15-minute slots, on 16 GPUs of the cluster's real node mix, with a ServeGen series
@@ -277,7 +278,9 @@ def _openb_day(
     taken down to ``num_gpus`` GPUs by :func:`instances.traces.select_nodes`,
     and ``service="servegen:<inference_share>"``. Nothing is drawn: the day
     and the pool decide the instance. ``meta["contention"]`` is
-    :func:`contention`."""
+    :func:`contention`. ``resources="full"`` keeps the pods' shares, models,
+    CPU and memory and the nodes' (model version 3; ``"gpus"``, the
+    default, is version 2)."""
     from ..traces import from_trace
 
     d = OPENB_DAYS[seed % len(OPENB_DAYS)] if day is None else day
@@ -305,6 +308,7 @@ def _openb_day(
     inst = from_trace(
         "openb", "openb:default", start=86400 * int(d), hours=24, slot_minutes=15,
         nodes="openb:nodes", num_gpus=int(num_gpus), service=f"servegen:{inference_share}",
+        resources=resources,
     )
     meta = {"day": int(d), "inference_share": float(inference_share),
             "contention": round(contention(inst), 6), **inst.meta}
@@ -323,6 +327,7 @@ GENERATORS: dict[str, Callable[..., Instance]] = {
     "large": _large,
     "trace-servegen": _trace_servegen,
     "openb-day": _openb_day,
+    "openb-shares": openb_shares,
 }
 """Family name -> generator ``(rng, **params) -> Instance``."""
 

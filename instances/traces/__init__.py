@@ -17,14 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Instance
-from ._core import REASONS, Options
-from .nodes import placeable, read_nodes, select_nodes
+from ._core import REASONS, RESOURCES, Options
+from .nodes import placeable, read_node_resources, read_nodes, select_nodes
 
 __all__ = [
     "FORMATS",
     "REASONS",
+    "RESOURCES",
     "from_trace",
     "placeable",
+    "read_node_resources",
     "read_nodes",
     "select_nodes",
     "shipped",
@@ -80,6 +82,7 @@ def from_trace(
     procs_per_gpu: int = 1,
     tasks: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
+    resources: str = "gpus",
 ) -> Instance:
     """Import one window of a trace file as an instance.
 
@@ -125,6 +128,14 @@ def from_trace(
     progress
         Show a progress bar: ``None`` on files of 64 MiB or more when standard
         error is a terminal.
+    resources
+        ``"gpus"`` (default): GPU counts only, section 9 as it stands.
+        ``"full"`` (openb, with ``nodes``; model version 3): the pods keep
+        ``gpu_milli``, ``gpu_spec`` as ``gpu_models``, ``cpu_milli`` and
+        ``memory_mib``, and the nodes of a node CSV their ``model``,
+        ``cpu_milli`` and ``memory_mib``; a pod with no valid placement on
+        the empty cluster (GPUs, model, CPU, memory) is skipped as
+        ``too_large``.
 
     Returns
     -------
@@ -149,18 +160,24 @@ def from_trace(
             start = parse_time(start)
         except ValueError as e:
             raise ValueError(f"start: {e}") from None
+    if resources == "full" and format != "openb":
+        raise ValueError(f"resources: 'full' is for the openb format, got format {format!r}")
     node_list: tuple[tuple[str, int], ...] | None = None
     source: str | None = None
+    node_res = None
     if nodes is not None:
         if isinstance(nodes, (str, os.PathLike)):
             source = _resolve(nodes)
             node_list = tuple(read_nodes(source))
+            if resources == "full":
+                node_res = read_node_resources(source)
         else:
             node_list = tuple((str(n), g) for n, g in nodes)
     opts = Options(
         start=start, hours=hours, slot_minutes=slot_minutes, num_gpus=num_gpus,
         nodes=node_list, nodes_source=source, priorities=priorities, service=service,
-        max_jobs=max_jobs, skip_bad=skip_bad, progress=progress,
+        max_jobs=max_jobs, skip_bad=skip_bad, progress=progress, resources=resources,
+        node_resources=node_res,
     )
     reader: Any
     if format == "swf":

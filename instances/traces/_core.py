@@ -20,9 +20,11 @@ import numpy as np
 from ..model import MAX_HORIZON, Instance, Job, Node, Service
 from ..servegen import servegen_hourly_rps
 from . import nodes as _nodes
+from ._resources import fits_resources, job_fields
 
 __all__ = [
     "REASONS",
+    "RESOURCES",
     "Importer",
     "Options",
     "Records",
@@ -40,6 +42,10 @@ nodes; ``no_run_time``: run time missing (SWF ``-1``) or zero (a negative run
 time is a malformed record, as the trace-import issue asks); ``past_horizon``:
 release plus duration past the horizon; ``max_jobs``: beyond ``max_jobs`` in
 submit order. Malformed records skipped under ``skip_bad`` count as ``bad``."""
+
+RESOURCES: tuple[str, ...] = ("gpus", "full")
+"""What an import keeps of a record's resources: ``gpus`` (section 9: GPU counts only) or
+``full`` (openb, model version 3: GPU shares and models, CPU and memory of pods and nodes)."""
 
 MAX_BAD_MESSAGES = 20
 """How many messages of skipped malformed records ``meta["import"]["bad_lines"]`` keeps."""
@@ -63,8 +69,19 @@ class Options:
     max_jobs: int | None = None
     skip_bad: bool = False
     progress: bool | None = None
+    resources: str = "gpus"
+    node_resources: Mapping[str, tuple[str | None, int | None, int | None]] | None = None
 
     def __post_init__(self) -> None:
+        if self.resources not in RESOURCES:
+            raise ValueError(
+                f"resources: must be one of {', '.join(map(repr, RESOURCES))}, got {self.resources!r}"
+            )
+        if self.resources == "full" and self.nodes is None:
+            raise ValueError(
+                "resources: 'full' keeps the pods' shares, models, CPU and memory, which are "
+                "valid only on nodes: give a node list (nodes=..., --nodes)"
+            )
         if self.start is not None and not (
             isinstance(self.start, (int, float)) and math.isfinite(self.start)
         ):
@@ -116,6 +133,8 @@ class Records:
     ``gpus <= 0`` means no GPU; ``run`` is ``nan`` where missing; ``names``
     and ``classes`` are object arrays (or int arrays, turned into text at
     the end); ``line`` is the record's first physical line (from 1).
+    ``res`` (an import with ``resources="full"``): per record the job's
+    version 3 fields ``(gpu_milli, gpu_models, cpu_milli, memory_mib)``.
     """
 
     submit: np.ndarray
@@ -124,6 +143,7 @@ class Records:
     line: np.ndarray
     names: np.ndarray
     classes: np.ndarray | None = None
+    res: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.submit.shape[0])
@@ -133,6 +153,7 @@ class Records:
         return Records(
             self.submit[idx], self.gpus[idx], self.run[idx], self.line[idx], self.names[idx],
             None if self.classes is None else self.classes[idx],
+            None if self.res is None else self.res[idx],
         )
 
     @staticmethod
@@ -144,6 +165,9 @@ class Records:
         cls = None
         if all(p.classes is not None for p in parts):
             cls = np.concatenate([p.classes for p in parts])  # type: ignore[misc]
+        res = None
+        if all(p.res is not None for p in parts):
+            res = np.concatenate([p.res for p in parts])  # type: ignore[misc]
         return Records(
             np.concatenate([p.submit for p in parts]),
             np.concatenate([p.gpus for p in parts]),
@@ -151,6 +175,7 @@ class Records:
             np.concatenate([p.line for p in parts]),
             np.concatenate([p.names for p in parts]),
             cls,
+            res,
         )
 
 
@@ -272,6 +297,8 @@ class Importer:
         fits = gpus <= G
         if selected is not None:
             fits &= _nodes.placeable(selected, gpus)
+            if cand.res is not None:
+                fits &= fits_resources(selected, o.node_resources, gpus, cand.res, has_gpu & fits)
         run = cand.run.astype(np.float64)
         with np.errstate(invalid="ignore"):
             has_run = np.isfinite(run) & (run > 0)
@@ -320,9 +347,10 @@ class Importer:
         else:
             table = {str(k): float(v) for k, v in prio.items()}
             weights = [table.get(_text(c), 1.0) for c in cand.classes[idx]]
+        fields = job_fields(cand.res[idx]) if cand.res is not None else [{}] * kept
         jobs = tuple(
-            Job(name, int(g), int(p), w, "other", int(r))
-            for name, g, p, w, r in zip(names, gpus[idx], dur[idx], weights, release[idx])
+            Job(name, int(g), int(p), w, "other", int(r), **f)
+            for name, g, p, w, r, f in zip(names, gpus[idx], dur[idx], weights, release[idx], fields)
         )
         services: tuple[Service, ...] = ()
         if o.service is not None:
@@ -343,12 +371,16 @@ class Importer:
         }
         if selected is not None:
             meta["nodes"] = [[n, g] for n, g in selected]
+        if o.resources != "gpus":
+            meta["resources"] = o.resources
         if self.bad_messages:
             meta["bad_lines"] = list(self.bad_messages)
         if extra_meta:
             meta.update(extra_meta)
         name = f"{self.fmt}-{Path(self.path).stem or 'trace'}"
-        nodes = None if selected is None else tuple(Node(n, g) for n, g in selected)
+        nodes = None if selected is None else tuple(
+            Node(n, g, *(o.node_resources or {}).get(n, (None, None, None))) for n, g in selected
+        )
         return Instance(
             name, G, T, services, jobs, slot_hours=L / 3600.0, meta={"import": meta},
             nodes=nodes,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["placeable", "read_nodes", "select_nodes"]
+__all__ = ["placeable", "read_node_resources", "read_nodes", "select_nodes"]
 
 NodeList = list[tuple[str, int]]
 
@@ -72,6 +72,45 @@ def read_nodes(path: str | os.PathLike[str]) -> NodeList:
                 out.append((name, g))
     if not out:
         raise ValueError(f"{p}: no node with a GPU")
+    return out
+
+
+def read_node_resources(
+    path: str | os.PathLike[str],
+) -> dict[str, tuple[str | None, int | None, int | None]]:
+    """The ``model``, ``cpu_milli`` and ``memory_mib`` of each node of an openb node CSV.
+
+    For an import with ``resources="full"`` (model version 3). A column the
+    file lacks, or an empty field, gives ``None`` (no model; unlimited).
+    Nodes with 0 GPUs are left out, as in :func:`read_nodes`.
+
+    Raises
+    ------
+    ValueError
+        Naming the file, the line and the field, for a CPU or memory that is
+        not an integer >= 0.
+    """
+    p = os.fspath(path)
+    out: dict[str, tuple[str | None, int | None, int | None]] = {}
+    with open(p, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        line = 1
+        for row in reader:
+            line = reader.line_num
+            if not row.get("sn") or row.get("gpu", "").strip() in ("", "0"):
+                continue  # read_nodes has checked the names and GPU counts
+            model = (row.get("model") or "").strip() or None
+            values: list[int | None] = []
+            for col in ("cpu_milli", "memory_mib"):
+                raw = (row.get(col) or "").strip()
+                try:
+                    v = None if not raw else int(raw)
+                except ValueError:
+                    v = -1
+                if v is not None and v < 0:
+                    raise ValueError(f"{p}: line {line}: {col}: must be an integer >= 0, got {raw!r}")
+                values.append(v)
+            out[row["sn"].strip()] = (model, values[0], values[1])
     return out
 
 

@@ -1,11 +1,16 @@
 """Alibaba cluster-trace-gpu-v2023 (openb) pod CSV.
 
-Columns used: ``name`` (the job's name), ``num_gpu`` (its GPUs; a
-``gpu_milli`` share below 1000 still takes one whole GPU, so ``gpu_milli``
-itself is not read), ``qos`` (the class field), ``creation_time`` (submit),
-``scheduled_time`` and ``deletion_time`` (run time ``deletion - scheduled``,
-or ``deletion - creation`` where ``scheduled_time`` is empty). ``pod_phase``
-and the CPU and memory columns are not used.
+Columns used: ``name`` (the job's name), ``num_gpu`` (its GPUs), ``qos``
+(the class field), ``creation_time`` (submit), ``scheduled_time`` and
+``deletion_time`` (run time ``deletion - scheduled``, or ``deletion -
+creation`` where ``scheduled_time`` is empty). ``pod_phase`` is not used.
+
+With ``resources="gpus"`` (the default, section 9) a ``gpu_milli`` share
+below 1000 still takes one whole GPU, and ``gpu_milli``, ``gpu_spec`` and
+the CPU and memory columns are not read. With ``resources="full"`` (model
+version 3) they are kept: ``gpu_milli`` (empty: 1000), ``gpu_spec`` as
+``gpu_models`` (``|``-separated; empty: any model), ``cpu_milli`` and
+``memory_mib``.
 """
 
 from __future__ import annotations
@@ -18,20 +23,53 @@ from ._io import open_trace, text_stream
 from ._rows import RowBuffer
 from ._table import Bad, Table, as_int, as_number
 
-__all__ = ["QOS_PRIORITIES", "from_openb"]
+__all__ = ["QOS_PRIORITIES", "from_openb", "parse_gpu_spec"]
 
 QOS_PRIORITIES: dict[str, float] = {"LS": 4.0, "Guaranteed": 3.0, "Burstable": 2.0, "BE": 1.0}
 """Default priority by ``qos``; any other value is 1.0."""
 
 REQUIRED = ("name", "num_gpu", "qos", "creation_time", "deletion_time", "scheduled_time")
 
+FULL = ("gpu_milli", "gpu_spec", "cpu_milli", "memory_mib")
+"""The further columns an import with ``resources="full"`` reads."""
+
+
+def parse_gpu_spec(raw: str) -> tuple[str, ...] | None:
+    """``gpu_spec`` as ``gpu_models``: ``"V100M16|V100M32"`` -> both; empty -> ``None`` (any)."""
+    models: list[str] = []
+    for part in raw.split("|"):
+        m = part.strip()
+        if m and m not in models:
+            models.append(m)
+    return tuple(models) or None
+
+
+def _resources(g: int, milli: str, spec: str, cpu: str, mem: str) -> tuple[Any, ...]:
+    """A pod's ``(gpu_milli, gpu_models, cpu_milli, memory_mib)``, or :class:`Bad`."""
+    c = as_int("cpu_milli", cpu)
+    if c < 0:
+        raise Bad(f"cpu_milli: must be >= 0, got {cpu!r}")
+    m = as_int("memory_mib", mem)
+    if m < 0:
+        raise Bad(f"memory_mib: must be >= 0, got {mem!r}")
+    share = 1000
+    if g >= 1 and milli.strip():  # a pod without GPUs is skipped: its share is not read
+        share = as_int("gpu_milli", milli)
+        if not 1 <= share <= 1000:
+            raise Bad(f"gpu_milli: must be an integer in 1..1000 for a pod with GPUs, got {milli!r}")
+        if share < 1000 and g != 1:
+            raise Bad(f"gpu_milli: a share below 1000 needs num_gpu 1, got {milli!r} with {g}")
+    return share, parse_gpu_spec(spec), c, m
+
 
 def from_openb(path: str, options: Options) -> Any:
     """Import an openb pod CSV (see :func:`instances.traces.from_trace`)."""
     imp = Importer("openb", path, options, default_priorities=QOS_PRIORITIES)
+    full = options.resources == "full"
     with open_trace(path, options.progress) as (f, bar):
-        table = Table(path, text_stream(f, bar), REQUIRED)
+        table = Table(path, text_stream(f, bar), REQUIRED + (FULL if full else ()))
         ix = [table.index[c] for c in REQUIRED]
+        fx = [table.index[c] for c in FULL] if full else []
         buf = RowBuffer(imp)
         for line, row in table:
             if not table.fields(imp, line, row):
@@ -49,9 +87,10 @@ def from_openb(path: str, options: Options) -> Any:
                 since, begin = ("creation_time", c) if math.isnan(s) else ("scheduled_time", s)
                 if d < begin:
                     raise Bad(f"deletion_time: before {since} (run time {d - begin:g} s)")
+                res = _resources(g, *(row[i] for i in fx)) if full else None
             except Bad as e:
                 imp.bad(line, str(e))
                 continue
-            buf.append(c, g, d - begin, line, name.strip(), qos.strip())
+            buf.append(c, g, d - begin, line, name.strip(), qos.strip(), res)
         buf.flush()
     return imp.finish(imp.candidates())
