@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .model import Instance, Reservation
+from .rounding import rounded, tolerance
 from .schedule import Schedule
 
 __all__ = ["InfeasibleScheduleError", "Metrics", "evaluate", "gain", "gap", "stranded_gpus"]
@@ -73,6 +74,9 @@ class Metrics:
         each slot where the pool as a whole has room for the smallest pending
         job, the free GPUs of the nodes on which no pending job fits. Always
         0 on a flat pool.
+
+    The float figures are :func:`~instances.rounding.rounded` (float noise
+    dropped) whoever builds the object.
     """
 
     value: float
@@ -87,6 +91,10 @@ class Metrics:
     capacity_gpu_slots: int
     reservation: str
     fragmentation: int = 0
+
+    def __post_init__(self) -> None:
+        for f in ("value", "utilization", "weighted_mean_wait", "total_value"):
+            object.__setattr__(self, f, rounded(float(getattr(self, f))))
 
     def to_dict(self) -> dict[str, Any]:
         """The metrics as a plain ``dict``."""
@@ -448,10 +456,14 @@ def gain(method: Metrics, baseline: Metrics) -> dict[str, float | None]:
 def gap(value: float, upper_bound: float | None) -> float | None:
     """Relative gap ``(UB - V) / UB`` to an upper bound.
 
-    ``None`` when there is no bound; ``0`` when both are zero.
+    ``None`` when there is no bound; ``0`` when the value is within the
+    relative :func:`~instances.rounding.tolerance` of the bound (both zero
+    included); otherwise :func:`~instances.rounding.rounded`.
     """
     if upper_bound is None or (isinstance(upper_bound, float) and math.isnan(upper_bound)):
         return None
+    if upper_bound - value <= tolerance(upper_bound, floor=0.0):
+        return 0.0
     if upper_bound <= 0:
-        return 0.0 if value >= upper_bound else math.inf
-    return (upper_bound - value) / upper_bound
+        return math.inf
+    return rounded((upper_bound - value) / upper_bound)

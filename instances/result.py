@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from .checker import Metrics, gap
+from .rounding import rounded_all, tolerance
 from .schedule import Schedule
 
 __all__ = ["Result", "Status"]
@@ -83,9 +84,7 @@ class Result:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", Status(self.status))
-        if self.upper_bound is not None and self.upper_bound < self.value - 1e-6 * max(
-            1.0, abs(self.value)
-        ):
+        if self.upper_bound is not None and self.upper_bound < self.value - tolerance(self.value):
             raise ValueError(
                 f"upper_bound: {self.upper_bound} is below the feasible value {self.value}"
             )
@@ -101,7 +100,11 @@ class Result:
         return self.metrics.utilization if self.metrics is not None else math.nan
 
     def to_row(self) -> dict[str, Any]:
-        """A flat ``dict`` (one pandas row): identification, bound and every metric."""
+        """A flat ``dict`` (one pandas row): identification, bound and every metric.
+
+        Its floats are :func:`~instances.rounding.rounded`, as everywhere numbers
+        leave the library.
+        """
         row: dict[str, Any] = {
             "instance": self.schedule.instance,
             "method": self.method,
@@ -121,7 +124,7 @@ class Result:
             for k, v in self.metrics.to_dict().items():
                 if k not in ("value", "reservation"):
                     row[k] = v
-        return row
+        return rounded_all(row)
 
     def to_json(self) -> dict[str, Any]:
         """The command line's ``--json`` object (JSON-safe: no NaN).

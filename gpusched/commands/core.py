@@ -16,20 +16,13 @@ from ..dispatch import EXACT_METHODS, method_names, solve
 
 logger = logging.getLogger(__name__)
 
-JSON_DIGITS = 12
-"""Significant digits of the floats in ``--json`` output (drops float noise like 9.059999999999999)."""
-
-
 def json_ready(obj: Any) -> Any:
-    """``obj`` with every float rounded to :data:`JSON_DIGITS` significant digits.
-
-    Non-finite floats become ``None`` (JSON has no NaN); ints, bools, strings and
-    ``None`` are left as they are; dicts, lists and tuples are walked.
+    """``obj`` as the command line writes it: every float :func:`instances.rounded`
+    (float noise like 9.059999999999999 dropped), non-finite floats as ``None``
+    (JSON has no NaN); dicts, lists and tuples are walked, tuples become lists.
     """
-    if isinstance(obj, bool) or obj is None or isinstance(obj, (int, str)):
-        return obj
     if isinstance(obj, float):
-        return float(f"{obj:.{JSON_DIGITS}g}") if math.isfinite(obj) else None
+        return instances.rounded(obj) if math.isfinite(obj) else None
     if isinstance(obj, dict):
         return {k: json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

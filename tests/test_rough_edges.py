@@ -1,0 +1,97 @@
+"""The rough edges a new user hit (issue 24): each one, shown fixed."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import instances
+from gpusched.cli import main
+from instances import Instance, Job, Result, Schedule, Service
+
+# ---------------------------------------------------------------- one rounding rule
+
+
+def _noisy() -> Instance:
+    """Two jobs whose value sums to 1.1 + 2.2 = 3.3000000000000003 in floats."""
+    return Instance(
+        name="noisy", num_gpus=2, horizon=2,
+        services=(Service("s", 1.0, (0, 0)),),
+        jobs=(Job("a", gpus=1, duration=1, priority=1.1), Job("b", gpus=1, duration=1, priority=2.2)),
+    )
+
+
+def test_float_noise_is_gone_from_the_checker_and_the_row() -> None:
+    assert 1.1 + 2.2 == 3.3000000000000003  # the noise the checker's sum used to keep
+    inst = _noisy()
+    sched = Schedule(instance="noisy", starts={"a": 0, "b": 0})
+    m = instances.evaluate(inst, sched)
+    assert m.value == 3.3 and m.total_value == 3.3
+    r = Result(method="x", status="optimal", schedule=sched, value=m.value,
+               upper_bound=3.3000000000000003, metrics=m)
+    row = r.to_row()
+    assert row["value"] == 3.3 and row["upper_bound"] == 3.3 and row["gap"] == 0.0
+
+
+@pytest.mark.parametrize(("value", "bound", "expected"), [
+    (685.7499999999999, 685.75, 0.0),          # equal but for float noise
+    (685.75, 685.75 * (1 + 1e-7), 0.0),         # within the tolerance
+    (685.75, 685.75 * (1 - 1e-7), 0.0),         # a bound a hair below: within it, too
+    (0.0, 0.0, 0.0),
+    (685.75, 685.81, 0.0000874877881629),       # a real gap stays
+    (1.0, 0.0, 0.0),
+    (0.0, 1e-300, 1.0),
+])
+def test_gap_is_zero_within_the_tolerance(value, bound, expected) -> None:
+    assert instances.gap(value, bound) == pytest.approx(expected, rel=1e-9, abs=0)
+
+
+def test_the_tolerance_is_the_one_the_milp_uses() -> None:
+    from milp.solver import _tolerance
+
+    inst = _noisy()
+    assert _tolerance(inst, 500.0) == instances.tolerance(500.0, 1.1)
+    assert instances.tolerance(0.5) == instances.tolerance(1.0) == instances.rounding.RELATIVE_TOLERANCE
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@given(finite, finite)
+def test_rounding_is_monotone(x: float, y: float) -> None:
+    lo, hi = min(x, y), max(x, y)
+    assert instances.rounded(lo) <= instances.rounded(hi)
+    assert instances.rounded(instances.rounded(x)) == instances.rounded(x)
+
+
+@given(finite)
+def test_rounding_moves_a_figure_by_less_than_its_twelfth_digit(x: float) -> None:
+    assert abs(instances.rounded(x) - x) <= 5e-12 * abs(x)
+
+
+def test_sweep_rows_and_csv_carry_no_float_noise(tmp_path) -> None:
+    x, out = tmp_path / "noisy.json", tmp_path / "sweep"
+    instances.save(_noisy(), x)
+    assert main(["bench", "--instances", str(x), "--methods", "list,milp", "--time-limit", "5",
+                 "-o", str(out), "--workers", "1", "--no-progress"]) == 0
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    assert {r["method"]: r["value"] for r in rows} == {"list": "3.3", "milp": "3.3"}
+    milp_row = next(r for r in rows if r["method"] == "milp")
+    assert float(milp_row["gap"]) == 0.0 and milp_row["upper_bound"] == "3.3"
+    for cell in (out / "cells").glob("*.json"):
+        row = json.loads(cell.read_text())
+        assert row["value"] == 3.3 and row["total_value"] == 3.3
+
+
+def test_json_and_summary_agree_with_the_row(tmp_path, capsys) -> None:
+    x = tmp_path / "noisy.json"
+    instances.save(_noisy(), x)
+    assert main(["solve", str(x), "-m", "list", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["value"] == 3.3 and d["total_value"] == 3.3
+    assert not any(isinstance(v, float) and not math.isfinite(v) for v in d.values())
