@@ -95,3 +95,56 @@ def test_json_and_summary_agree_with_the_row(tmp_path, capsys) -> None:
     d = json.loads(capsys.readouterr().out)
     assert d["value"] == 3.3 and d["total_value"] == 3.3
     assert not any(isinstance(v, float) and not math.isfinite(v) for v in d.values())
+
+
+# ---------------------------------------------------------------- node shapes said
+
+
+@pytest.mark.parametrize(("shape", "sizes", "said"), [
+    ("8", [8, 4], "12 GPUs on 1 node of 8 and a last node of the 4 left over (12 is not a multiple of 8)"),
+    ("5", [5, 5, 2], "12 GPUs on 2 nodes of 5 and a last node of the 2 left over"),
+    ("4", [4, 4, 4], "12 GPUs on 3 nodes of 4;"),
+    ("16", [12], "12 GPUs on one node of 12 (the pool is smaller than 16)"),
+    ("4,4,2,2", [4, 4, 2, 2], "12 GPUs on 4 nodes: 2 of 4, 2 of 2"),
+])
+def test_generate_says_how_it_split_the_pool(tmp_path, capsys, shape, sizes, said) -> None:
+    x = tmp_path / "n.json"
+    assert main(["generate", "hc-mixed", "--seed", "0", "--node-gpus", shape, "-o", str(x)]) == 0
+    out = capsys.readouterr().out
+    assert said in out + ";"
+    assert [n.gpus for n in instances.load(x).nodes] == sizes
+
+
+def test_describe_nodes_of_a_flat_pool() -> None:
+    from instances.nodes import describe_nodes
+
+    assert describe_nodes(_noisy()) == "2 GPUs in one pool"
+    assert describe_nodes(instances.with_nodes(_noisy(), [1, 1])) == "2 GPUs on 2 nodes: 2 of 1"
+
+
+# ---------------------------------------------------------------- generate says what it did
+
+
+def test_generate_prints_one_summary_line_where_import_does(tmp_path, capsys) -> None:
+    x = tmp_path / "x.json"
+    assert main(["generate", "hc-mixed", "--seed", "0", "-o", str(x)]) == 0
+    out, err = capsys.readouterr()
+    assert out == f"hc-mixed seed 0: hc-mixed-s0, 26 jobs, 1 inference service, 36 slots, " \
+                  f"12 GPUs in one pool; wrote {x}\n"
+    assert err == ""
+    assert main(["generate", "hc-mixed", "--seed", "0"]) == 0
+    out, err = capsys.readouterr()
+    assert instances.instance_from_dict(json.loads(out)) == instances.load(x)  # stdout: the file
+    assert err.startswith("hc-mixed seed 0: hc-mixed-s0, 26 jobs") and err.count("\n") == 1
+
+
+def test_a_missing_folder_is_created_and_said(tmp_path, capsys) -> None:
+    x = tmp_path / "missing" / "dir" / "x.json"
+    assert main(["generate", "small", "-o", str(x)]) == 0
+    err = capsys.readouterr().err
+    assert err == f"gpusched: created the folder {x.parent} for {x}\n" and x.is_file()
+    assert main(["generate", "small", "-o", str(x)]) == 0
+    assert capsys.readouterr().err == ""  # the folder is there now: nothing to say
+    s = tmp_path / "other" / "s.json"
+    assert main(["solve", str(x), "-m", "fifo", "-o", str(s)]) == 0
+    assert f"created the folder {s.parent}" in capsys.readouterr().err and s.is_file()

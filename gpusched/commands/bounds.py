@@ -9,6 +9,8 @@ from typing import Any
 
 import instances
 
+from .core import save_output
+
 
 def register(sub: Any) -> None:
     """Add the bound subcommands to ``sub`` (an argparse subparsers object)."""
@@ -41,7 +43,7 @@ def cmd_bound(args: argparse.Namespace) -> int:
 
     b = milp.bound(inst, args.method, time_limit=args.time_limit, primal=lagrangian_primal(inst))
     if args.output:
-        instances.save_bound(b.certificate(inst), args.output)
+        save_output(args.output, instances.save_bound, b.certificate(inst))
     if args.json:
         print(json.dumps({"instance": inst.name, "method": b.method, "value": b.value,
                           "runtime_s": b.runtime_s, "iterations": b.iterations,

@@ -7,10 +7,13 @@ import json
 import logging
 import math
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import instances
 from instances import InfeasibleScheduleError
+from instances.nodes import describe_nodes
 
 from ..dispatch import EXACT_METHODS, method_names, solve
 
@@ -35,6 +38,24 @@ def json_line(obj: Any) -> str:
     return json.dumps(json_ready(obj), separators=(",", ":"))
 
 
+def save_output(path: str, save: Callable[[Any, str], None], obj: Any) -> None:
+    """``save(obj, path)``, saying on standard error when a folder is created for it.
+
+    Every file a command writes goes through here: a missing folder is created
+    (as ``bench -o`` creates its results folder), never silently.
+    """
+    folder = Path(path).parent
+    created = not folder.exists()
+    save(obj, path)
+    if created:
+        print(f"gpusched: created the folder {folder} for {path}", file=sys.stderr)
+
+
+def count(n: int, noun: str) -> str:
+    """``1 job``, ``2 jobs``: a count and its noun, plural when it is not 1."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def register(sub: Any) -> None:
     """Add the core subcommands to ``sub`` (an argparse subparsers object)."""
     p = sub.add_parser("generate", help="write an instance of a named family")
@@ -43,8 +64,10 @@ def register(sub: Any) -> None:
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                    help="family parameter, e.g. -p num_jobs=2000 (repeatable)")
     p.add_argument("--node-gpus", metavar="SHAPE", default=None,
-                   help="put the GPUs on nodes: N (nodes of N GPUs), a list like 8,4,2,2, "
-                        "or openb (the openb cluster's node mix); default: one flat pool")
+                   help="put the GPUs on nodes: N (nodes of N GPUs, and a last, smaller node of "
+                        "the rest when N does not divide the pool: 12 GPUs in nodes of 8 are 8 "
+                        "and 4), a list like 8,4,2,2 (summing to the pool), or openb (the openb "
+                        "cluster's node mix); default: one flat pool")
     p.add_argument("-o", "--output", help="instance file to write (default: standard output)")
     p.set_defaults(func=cmd_generate)
 
@@ -134,10 +157,15 @@ def cmd_generate(args: argparse.Namespace) -> int:
             raise
         raise _user_params_error(e, params) from None
     if args.output:
-        instances.save(inst, args.output)
-        logger.info("wrote %s", args.output)
+        save_output(args.output, instances.save, inst)
     else:
         sys.stdout.write(instances.dumps(inst))
+    line = (f"{args.family} seed {args.seed}: {inst.name}, {count(inst.num_jobs, 'job')}, "
+            f"{count(len(inst.services), 'inference service')}, {count(inst.horizon, 'slot')}, "
+            f"{describe_nodes(inst)}")
+    # like import: the summary on standard output beside a file, on standard error beside the instance
+    print(f"{line}; wrote {args.output}" if args.output else line,
+          file=sys.stdout if args.output else sys.stderr)
     return 0
 
 
@@ -156,7 +184,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
             raise
         raise _user_params_error(e, params) from None
     if args.output:
-        instances.save_schedule(result.schedule, args.output)
+        save_output(args.output, instances.save_schedule, result.schedule)
     if args.json:
         print(json_line(result.to_json()))
     else:
@@ -196,7 +224,8 @@ def cmd_families(args: argparse.Namespace) -> int:
     for name, desc in instances.FAMILIES.items():
         print(f"{name:22s} {desc}")
     print("\nEvery family takes a node shape: gpusched generate FAMILY --node-gpus 8 "
-          "(nodes of 8 GPUs), --node-gpus 8,4,2,2 (a list summing to the pool) or "
+          "(nodes of 8 GPUs, and a last, smaller node of the rest when 8 does not divide the "
+          "pool), --node-gpus 8,4,2,2 (a list summing to the pool) or "
           "--node-gpus openb (the openb cluster's node mix, drawn from the seed).")
     return 0
 

@@ -18,6 +18,8 @@ import instances
 from instances.io import atomic_write_text
 from instances.library import load_library
 
+from .core import save_output
+
 FORMATS: tuple[str, ...] = ("markdown", "md", "csv")
 
 
@@ -89,15 +91,15 @@ def cmd_get(args: argparse.Namespace) -> int:
     entry = lib.get(args.name)
     inst = entry.load_instance()
     if args.output:
-        instances.save(inst, args.output)
+        save_output(args.output, instances.save, inst)
     else:
         print(instances.dumps(inst), end="")
     if args.schedule:
-        instances.save_schedule(instances.load_schedule(entry.best_schedule), args.schedule)
+        save_output(args.schedule, instances.save_schedule, instances.load_schedule(entry.best_schedule))
     if args.bound:
         if entry.bound.certificate is None:
             raise ValueError(f"{entry.where}: bound: proved by a solver run, no certificate to write")
-        instances.save_bound(instances.load_bound(entry.bound.certificate, inst), args.bound)
+        save_output(args.bound, instances.save_bound, instances.load_bound(entry.bound.certificate, inst))
     return 0
 
 
@@ -136,7 +138,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         text = library.compare_view(frame).render(args.format)
     if args.output:
-        atomic_write_text(args.output, text)
+        save_output(args.output, lambda t, p: atomic_write_text(p, t), text)
     else:
         print(text, end="")
     bugs = frame["flags"].map(lambda f: any(b in f for b in library.BUG_FLAGS))

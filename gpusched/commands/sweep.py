@@ -13,7 +13,7 @@ from typing import Any
 import heuristics
 
 from ..dispatch import EXACT_METHODS
-from .core import parse_params
+from .core import parse_params, save_output
 
 logger = logging.getLogger(__name__)
 
@@ -219,7 +219,7 @@ def cmd_table(args: argparse.Namespace) -> int:
     if args.output:
         from instances.io import atomic_write_text
 
-        atomic_write_text(args.output, text)
+        save_output(args.output, lambda t, p: atomic_write_text(p, t), text)
     else:
         sys.stdout.write(text)
     return 0

@@ -12,6 +12,8 @@ from typing import Any
 import instances
 from instances.traces import FORMATS, REASONS
 
+from .core import save_output
+
 logger = logging.getLogger(__name__)
 
 
@@ -93,8 +95,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     )
     meta = dict(inst.meta["import"])
     if args.output:
-        instances.save(inst, args.output)
-        logger.info("wrote %s", args.output)
+        save_output(args.output, instances.save, inst)
     else:
         sys.stdout.write(instances.dumps(inst))
     line = json.dumps(meta, separators=(",", ":")) if args.json else summary(meta)
