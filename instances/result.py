@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from .checker import Metrics, gap
-from .rounding import rounded_all, tolerance
+from .rounding import format_value, rounded_all, tolerance
 from .schedule import Schedule
 
 __all__ = ["Result", "Status"]
@@ -141,12 +141,12 @@ class Result:
 
     def summary(self) -> str:
         """A short human-readable account."""
-        parts = [f"{self.method}: {self.status}", f"value {self.value:.6g}"]
+        parts = [f"{self.method}: {self.status}", f"value {format_value(self.value)}"]
         if self.metrics is not None:
             parts.append(f"utilization {100 * self.metrics.utilization:.1f}%")
             parts.append(f"jobs {self.metrics.jobs_run}/{self.metrics.jobs_run + self.metrics.jobs_rejected}")
         if self.upper_bound is not None:
-            parts.append(f"bound {self.upper_bound:.6g} (gap {100 * (self.gap or 0):.2f}%)")
+            parts.append(f"bound {format_value(self.upper_bound)} (gap {100 * (self.gap or 0):.2f}%)")
         parts.append(f"{self.runtime_s:.3f} s")
         if self.message:
             parts.append(self.message)

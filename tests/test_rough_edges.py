@@ -148,3 +148,51 @@ def test_a_missing_folder_is_created_and_said(tmp_path, capsys) -> None:
     s = tmp_path / "other" / "s.json"
     assert main(["solve", str(x), "-m", "fifo", "-o", str(s)]) == 0
     assert f"created the folder {s.parent}" in capsys.readouterr().err and s.is_file()
+
+
+# ---------------------------------------------------------------- one bound, one spelling
+
+
+def test_one_bound_is_spelled_one_way(tmp_path, capsys) -> None:
+    import re
+
+    x, cert = tmp_path / "x.json", tmp_path / "c.json"
+    assert main(["generate", "hc-mixed", "--seed", "0", "-o", str(x)]) == 0
+    capsys.readouterr()
+    assert main(["bound", str(x), "-o", str(cert)]) == 0
+    said_bound = capsys.readouterr().out
+    assert main(["solve", str(x), "-m", "lagrangian"]) == 0
+    said_solve = capsys.readouterr().out
+    assert main(["check-bound", str(x), str(cert)]) == 0
+    said_check = capsys.readouterr().out
+    value = instances.load_bound(cert, instances.load(x)).value
+    spelled = instances.format_value(value)
+    assert spelled == "701.937"
+    assert f"upper bound {spelled} (lagrangian: " in said_bound
+    assert f"bound {spelled} (gap " in said_solve
+    assert said_check == f"bound holds: upper bound {spelled}, recomputed from the multipliers {spelled}\n"
+    for text in (said_bound, said_solve):
+        assert "floor" not in text
+        assert re.search(r"stopped improving, even at its smallest step|converged|time limit|"
+                         r"bound meets a feasible value", text), text
+
+
+def test_a_bound_that_does_not_hold_says_by_how_much(tmp_path, capsys) -> None:
+    x, cert = tmp_path / "x.json", tmp_path / "c.json"
+    instances.save(instances.generate("small", seed=0), x)
+    assert main(["bound", str(x), "-o", str(cert)]) == 0
+    data = json.loads(cert.read_text())
+    data["value"] *= 1 - 1e-8
+    cert.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["check-bound", str(x), str(cert)]) == 1
+    out = capsys.readouterr().out
+    assert "does NOT hold" in out and "by 1e-08 relative; the tolerance is 1e-09" in out
+
+
+@pytest.mark.parametrize(("x", "text"), [
+    (685.7499999999999, "685.75"), (701.9370567768731, "701.937"), (1234567.89, "1234568"),
+    (0.000123456789, "0.000123457"), (None, "none"),
+])
+def test_format_value(x, text) -> None:
+    assert instances.format_value(x) == text

@@ -215,7 +215,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json_line({"feasible": True, **m.to_dict()}))
     else:
-        print(f"feasible: value {m.value:.6g}, utilization {100 * m.utilization:.1f}%, "
+        print(f"feasible: value {instances.format_value(m.value)}, utilization {100 * m.utilization:.1f}%, "
               f"jobs run {m.jobs_run}, rejected {m.jobs_rejected}")
     return 0
 
