@@ -140,8 +140,18 @@ class Result:
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
 
     def summary(self) -> str:
-        """A short human-readable account."""
-        parts = [f"{self.method}: {self.status}", f"value {format_value(self.value)}"]
+        """A short human-readable account.
+
+        An optimal status beside a gap above 0 (the solver stopped within its
+        relative ``mip_gap``) reads ``optimal within the gap tolerance``.
+        """
+        status = str(self.status)
+        if self.status is Status.OPTIMAL and (self.gap or 0) > 0:
+            status = "optimal within the gap tolerance"
+            tol = self.params.get("mip_gap")
+            if isinstance(tol, (int, float)) and not isinstance(tol, bool):
+                status += f" ({100 * tol:g}%)"
+        parts = [f"{self.method}: {status}", f"value {format_value(self.value)}"]
         if self.metrics is not None:
             parts.append(f"utilization {100 * self.metrics.utilization:.1f}%")
             parts.append(f"jobs {self.metrics.jobs_run}/{self.metrics.jobs_run + self.metrics.jobs_rejected}")

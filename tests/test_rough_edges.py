@@ -196,3 +196,20 @@ def test_a_bound_that_does_not_hold_says_by_how_much(tmp_path, capsys) -> None:
 ])
 def test_format_value(x, text) -> None:
     assert instances.format_value(x) == text
+
+
+# ---------------------------------------------------------------- optimal beside a gap
+
+
+def _result(value: float, bound: float, **kw) -> Result:
+    return Result(method="milp", status="optimal", schedule=Schedule("x", {}), value=value,
+                  upper_bound=bound, **kw)
+
+
+def test_optimal_beside_a_gap_says_within_the_gap_tolerance() -> None:
+    s = _result(685.75, 685.81, params={"mip_gap": 1e-4}).summary()
+    assert s.startswith("milp: optimal within the gap tolerance (0.01%), value 685.75, ")
+    assert "bound 685.81 (gap 0.01%)" in s
+    assert _result(685.75, 685.81).summary().startswith("milp: optimal within the gap tolerance, ")
+    assert _result(685.75, 685.7500000000001).summary().startswith("milp: optimal, value 685.75, ")
+    assert str(_result(685.75, 685.81).status) == "optimal"  # the row's status is unchanged
