@@ -43,7 +43,9 @@ def version_text(version: str | None = None) -> str:
     own number (``gpusched-instance/1``).
     """
     if version is None:
-        from gpusched import __version__ as version
+        from gpusched import __version__
+
+        version = __version__
     major, dev = version.split(".")[0], ".dev" in version
     try:
         from instances.library import load_library
