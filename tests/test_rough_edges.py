@@ -213,3 +213,47 @@ def test_optimal_beside_a_gap_says_within_the_gap_tolerance() -> None:
     assert _result(685.75, 685.81).summary().startswith("milp: optimal within the gap tolerance, ")
     assert _result(685.75, 685.7500000000001).summary().startswith("milp: optimal, value 685.75, ")
     assert str(_result(685.75, 685.81).status) == "optimal"  # the row's status is unchanged
+
+
+# ---------------------------------------------------------------- bars on a terminal only
+
+
+@pytest.mark.parametrize(("tty", "flag", "drawn"), [
+    (False, [], False), (True, [], True), (True, ["--no-progress"], False),
+])
+def test_bench_draws_its_bar_only_on_a_terminal(tmp_path, capsys, monkeypatch, tty, flag,
+                                                drawn) -> None:
+    import sys
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
+    out = tmp_path / "sweep"
+    assert main(["bench", "--families", "small", "--seeds", "1", "--methods", "fifo,list",
+                 "-o", str(out), "--workers", "1", *flag]) == 0
+    err = capsys.readouterr().err
+    assert ("\r" in err and "bench" in err) is drawn, err
+    if not drawn:
+        assert err == ""
+
+
+def test_reproduce_draws_no_bar_into_a_file(tmp_path, capsys, monkeypatch) -> None:
+    import sys
+
+    from gpusched.commands import sweep
+
+    seen: dict[str, object] = {}
+
+    def spy(cells, out, **kw):
+        seen.update(kw)
+        raise KeyboardInterrupt  # stop before any cell runs: only the flag is under test
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    monkeypatch.setattr("gpusched.sweep.run_bench", spy)
+    assert main(["reproduce", "seed", "-o", str(tmp_path / "r"), "--seeds", "1"]) == sweep.RESUME_EXIT
+    assert seen["progress"] is False
+
+
+def test_readme_documents_no_progress() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "--no-progress" in readme

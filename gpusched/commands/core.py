@@ -51,6 +51,13 @@ def save_output(path: str, save: Callable[[Any, str], None], obj: Any) -> None:
         print(f"gpusched: created the folder {folder} for {path}", file=sys.stderr)
 
 
+def bars_wanted(off: bool = False) -> bool:
+    """Whether a command draws progress bars: on a terminal only, never with ``off``
+    (``--no-progress``, ``--json``); a bar written to a file or a pipe is a log
+    of carriage returns."""
+    return not off and sys.stderr.isatty()
+
+
 def count(n: int, noun: str) -> str:
     """``1 job``, ``2 jobs``: a count and its noun, plural when it is not 1."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
@@ -175,8 +182,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     inst = instances.load(args.instance)
     params = parse_params(args.param)
     if args.method in EXACT_METHODS and "progress" not in params:
-        # a live bar on a terminal; quiet under --json and when stderr is a file or pipe
-        params["progress"] = not args.json and sys.stderr.isatty()
+        params["progress"] = bars_wanted(off=args.json)
     try:
         result = solve(inst, args.method, time_limit=args.time_limit, **params)
     except TypeError as e:
