@@ -72,7 +72,9 @@ class _VersionAction(argparse.Action):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
+        # main prints "gpusched: error: ..."; name the subcommand (``table: ...``) once
+        sub = self.prog.removeprefix("gpusched").strip()
+        raise UsageError(f"{sub}: {message}" if sub else message)
 
 
 def build_parser() -> argparse.ArgumentParser:

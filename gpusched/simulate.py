@@ -324,7 +324,7 @@ class SimResult:
         parts = [
             f"{self.method} (replan {self.replan}, headroom {self.headroom:g}, "
             f"{'preempt' if self.preempt else 'no preempt'})",
-            f"realized {self.realized_value:.6g} (planned {self.planned_value:.6g})",
+            f"realized {self.realized_value:.6g} (first plan, on the forecast at slot 0: {self.planned_value:.6g})",
             f"{self.preemptions} preemptions, {self.lost_gpu_slots} GPU-slots lost",
             f"{self.unserved_gpu_slots} inference GPU-slots unserved",
             f"utilization {100 * self.utilization:.1f}%",

@@ -611,6 +611,6 @@ def lns(
         params["placement"] = placement
     return finish(
         inst, "lns", start, reservation="curve", started_at=t0, params=params, place=place,
-        message=(f"{done} windows, {improved} improved" + ("" if guide is None else ", LP-guided")
+        message=(f"{done} window{'s' * (done != 1)}, {improved} improved" + ("" if guide is None else ", LP-guided")
                  + (f", placement {rule}" if inst.has_nodes else "")),
     )

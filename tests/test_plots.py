@@ -302,3 +302,35 @@ def test_fragmentation_plot_stacks_the_checker_figures(tmp_path):
     flat = instances.generate("hc-multi-service", seed=1)
     ax = plots.plot_fragmentation(flat, gpusched.solve(flat, "fifo").schedule)
     assert all(p.get_height() == 0 for p in ax.containers[2])
+
+
+def test_profile_axis_labels_name_no_method():
+    import matplotlib.pyplot as plt
+
+    ax = plots.plot_performance_profile(_tied_rows())
+    label = ax.get_xlabel()
+    assert "best" not in label  # "best value" read as the method best
+    assert label == "tau = the instance's highest value / the method's value (log scale)"
+    plt.close(ax.figure)
+    ax = plots.plot_performance_profile(_tied_rows(), measure="runtime_s")
+    assert ax.get_xlabel() == "tau = the method's runtime_s / the instance's smallest (log scale)"
+    plt.close(ax.figure)
+
+
+@pytest.mark.parametrize("spread", [1.5, 30.0, 5e4])
+def test_profile_right_end_shows_every_last_step(spread):
+    import matplotlib.pyplot as plt
+
+    rows = []
+    for k in range(4):
+        for method, t in (("fast", 1.0), ("slow", 1.0 + (spread - 1.0) * k / 3)):
+            rows.append({"instance": f"I{k}", "method": method, "status": "feasible",
+                         "value": 1.0, "runtime_s": t})
+    ax = plots.plot_performance_profile(pd.DataFrame(rows), measure="runtime_s")
+    hi = ax.get_xlim()[1]
+    slow = next(ln for ln in ax.get_lines() if ln.get_label() == "slow")
+    # the last step (at the largest ratio) sits well inside the axis, on the log scale
+    assert np.log(spread) / np.log(hi) <= 0.91
+    assert slow.get_xdata()[-1] == hi and slow.get_ydata()[-1] == 1.0
+    assert not slow.get_clip_on()  # the end markers on the axes' edges are drawn whole
+    plt.close(ax.figure)

@@ -257,3 +257,50 @@ def test_readme_documents_no_progress() -> None:
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert "--no-progress" in readme
+
+
+# ---------------------------------------------------------------- small ones
+
+
+def test_counts_agree_with_their_nouns() -> None:
+    import re
+
+    import heuristics
+
+    inst = instances.generate("hc-bursty", seed=0)
+    for method in ("best", "lns"):
+        msg = heuristics.solve(inst, method, time_limit=2).message
+        assert not re.search(r"\b1 (windows|passes|moves)\b", msg), msg
+        assert re.search(r"\b\d+ windows?\b", msg), msg
+    assert "1 window" in heuristics.solve(inst, "lns", time_limit=2).message
+
+
+def test_every_method_is_in_the_readme_table() -> None:
+    from pathlib import Path
+
+    import gpusched
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    table = readme.split("## Methods and how good they are")[1].split("\n\n")[1]
+    for name in gpusched.method_names():
+        prefix = name.split("-")[0]
+        assert f"`{name}`" in table or f"`{prefix}-*`" in table, name
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["table"], "gpusched: error: table: the following arguments are required: results\n"),
+    (["library", "get"], "gpusched: error: library get: the following arguments are required: name\n"),
+    ([], "gpusched: error: the following arguments are required: command\n"),
+])
+def test_argparse_errors_name_the_command_once(capsys, argv, line) -> None:
+    assert main(argv) == 2
+    assert capsys.readouterr().err == line
+
+
+def test_simulate_says_which_plan_it_compares_with() -> None:
+    import gpusched
+
+    inst = instances.generate("seed-training-heavy", seed=0)
+    sc = instances.scenario(inst, "lognormal", seed=0)
+    text = gpusched.simulate(inst, sc, "list", clairvoyant=False).summary()
+    assert "first plan, on the forecast at slot 0:" in text and "(planned " not in text
