@@ -65,3 +65,12 @@ def test_version_flag_prints_the_scheme(capsys) -> None:
         main(["--version"])
     assert e.value.code == 0
     assert "(model version " in capsys.readouterr().out
+
+
+def test_license_is_an_spdx_string() -> None:
+    """setuptools >= 77 warns on every install about ``license = { text = ... }``."""
+    data = _pyproject()
+    assert data["project"]["license"] == "Apache-2.0"
+    requires = data["build-system"]["requires"]
+    floor = next(r for r in requires if r.startswith("setuptools"))
+    assert tuple(int(x) for x in floor.split(">=")[1].split(".")) >= (77,)
