@@ -27,6 +27,8 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLoca
 
 from instances import Instance, Schedule, evaluate, stranded_gpus
 
+from .plots_text import FittedLabel, short_names
+
 __all__ = [
     "KIND_COLORS",
     "assign_gpus",
@@ -204,11 +206,12 @@ def plot_gantt(
         job = inst.jobs[inst.job_index[name]]
         color = KIND_COLORS.get(job.kind, "#999999")
         for g0, n in _split_at(_runs(gpus[name]), starts):
-            ax.add_patch(Rectangle((s, g0 + 0.06), job.duration, n - 0.12, facecolor=color,
-                                   edgecolor="black", linewidth=edge))
-            if labels and job.duration >= max(2, T / 25) and n >= G / 30:
-                ax.text(s + job.duration / 2, g0 + n / 2, name, ha="center", va="center",
-                        fontsize=FONT_SIZE, color="white", clip_on=True)
+            bar = Rectangle((s, g0 + 0.06), job.duration, n - 0.12, facecolor=color,
+                            edgecolor="black", linewidth=edge)
+            ax.add_patch(bar)
+            if labels and n >= G / 60:  # drawn only where it fits, once laid out
+                ax.add_artist(FittedLabel(bar, short_names(name), fontsize=FONT_SIZE,
+                                          color="white"))
     ax.set_xlim(0, T)
     ax.set_ylim(0, G)
     if inst.nodes is None:

@@ -304,3 +304,29 @@ def test_simulate_says_which_plan_it_compares_with() -> None:
     sc = instances.scenario(inst, "lognormal", seed=0)
     text = gpusched.simulate(inst, sc, "list", clairvoyant=False).summary()
     assert "first plan, on the forecast at slot 0:" in text and "(planned " not in text
+
+
+# ---------------------------------------------------------------- notebook 06, small setting
+
+
+def _cell(name: str, needle: str) -> str:
+    from pathlib import Path
+
+    import nbformat
+
+    path = Path(__file__).resolve().parents[1] / "notebooks" / name
+    nb = nbformat.read(path, as_version=4)
+    return next(c.source for c in nb.cells if c.cell_type == "code" and needle in c.source)
+
+
+def test_notebook_06_shows_no_t_interval_from_two_seeds() -> None:
+    src = _cell("06-topology.ipynb", "topology_view")
+    full, small = src.split("else:", 1)
+    assert "if FULL:" in full and "view.table" in full  # 10 seeds: Student's t intervals
+    assert "view.table.to_markdown" not in small and "min()" in small and "max()" in small
+
+
+def test_notebook_06_draws_tying_rules_as_one_bar_beside_fifo() -> None:
+    src = _cell("06-topology.ipynb", "plot.bar")
+    assert "RULES_TIE" in src and '"fifo"' in src and "bar_label" in src
+    assert "set_ylim(0," in src  # a bar chart from zero, not from just below the bars
