@@ -9,7 +9,6 @@ results cannot be read (one line naming the file and the field).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from typing import Any
@@ -18,7 +17,7 @@ import instances
 from instances.io import atomic_write_text
 from instances.library import load_library
 
-from .core import save_output
+from .core import json_line, save_output
 
 FORMATS: tuple[str, ...] = ("markdown", "md", "csv")
 
@@ -80,7 +79,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     view = library.table(args.library)
     if args.json:
-        print(json.dumps(_records(view.frame)))
+        print(json_line(_records(view.frame)))
     else:
         print(view.render(args.format), end="")
     return 0
@@ -111,7 +110,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - t0
     n_cert = sum(1 for c in report.checks if c.recomputed is not None)
     if args.json:
-        print(json.dumps({
+        print(json_line({
             "version": report.version, "ok": report.ok, "entries": len(report.checks),
             "certificates": n_cert, "seconds": seconds,
             "checks": [{"name": c.name, "ok": c.ok, "value": c.value, "bound": c.bound,
@@ -134,7 +133,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if frame.empty:
         raise ValueError(f"{args.results}: no row is on a library instance (by name and content hash)")
     if args.json:
-        text = json.dumps(_records(frame)) + "\n"
+        text = json_line(_records(frame)) + "\n"
     else:
         text = library.compare_view(frame).render(args.format)
     if args.output:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
 import sys
@@ -12,7 +11,7 @@ from typing import Any
 import instances
 from instances.traces import FORMATS, REASONS
 
-from .core import save_output
+from .core import json_line, save_output
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +97,6 @@ def cmd_import(args: argparse.Namespace) -> int:
         save_output(args.output, instances.save, inst)
     else:
         sys.stdout.write(instances.dumps(inst))
-    line = json.dumps(meta, separators=(",", ":")) if args.json else summary(meta)
+    line = json_line(meta) if args.json else summary(meta)
     print(line, file=sys.stderr if not args.output else sys.stdout)
     return 0
