@@ -51,7 +51,7 @@ def test_one_version_scheme_stated() -> None:
                                     f"{load_library().version})"
     readme = (ROOT / "README.md").read_text()
     assert f"# {version}: the major is the model version" in readme
-    assert f"(edition {load_library().version})" in readme
+    assert f"(a date edition of its own: {load_library().version})" in readme
     model = (ROOT / "docs" / "model.md").read_text()
     assert "## Versions" in model and f"`{version}`" in model and "date edition" in model
 
