@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-__all__ = ["COMMAND_MODULES", "UsageError", "main"]
+__all__ = ["COMMAND_MODULES", "UsageError", "main", "version_text"]
 
 COMMAND_MODULES: tuple[str, ...] = (
     "gpusched.commands.core",
@@ -34,20 +34,58 @@ class UsageError(Exception):
     """Bad input: reported as one line, exit code 2."""
 
 
+def version_text(version: str | None = None) -> str:
+    """What ``--version`` prints: the package version and how the other versions relate.
+
+    The package version's major is the model version (the specification's
+    versions 1, 2, 3; ``.dev`` while that version is being built); the
+    benchmark library has a date edition of its own; file formats carry their
+    own number (``gpusched-instance/1``).
+    """
+    if version is None:
+        from gpusched import __version__
+
+        version = __version__
+    major, dev = version.split(".")[0], ".dev" in version
+    try:
+        from instances.library import load_library
+
+        edition = load_library().version
+    except (ValueError, OSError):  # pragma: no cover - a broken install
+        edition = "unreadable"
+    return (f"gpusched {version} (model version {major}{', in development' if dev else ''}; "
+            f"benchmark library edition {edition})")
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, its text built only when asked for (it reads the library index)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(version_text())
+        parser.exit()
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
+        # main prints "gpusched: error: ..."; name the subcommand (``table: ...``) once
+        sub = self.prog.removeprefix("gpusched").strip()
+        raise UsageError(f"{sub}: {message}" if sub else message)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser, every subcommand registered."""
-    from gpusched import __version__
-
     parser = _Parser(
         prog="gpusched",
         description="GPU pool scheduling: FIFO vs constraint-aware allocation, with exact MILP bounds.",
     )
-    parser.add_argument("--version", action="version", version=f"gpusched {__version__}")
+    parser.add_argument("--version", action=_VersionAction,
+                        help="the package version (its major is the model version) and the "
+                             "benchmark library's edition")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMAND_MODULES:

@@ -27,6 +27,8 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLoca
 
 from instances import Instance, Schedule, evaluate, stranded_gpus
 
+from .plots_text import FittedLabel, short_names
+
 __all__ = [
     "KIND_COLORS",
     "assign_gpus",
@@ -37,6 +39,7 @@ __all__ = [
     "plot_gaps",
     "plot_performance_profile",
     "plot_utilization",
+    "profile_end",
     "profile_ticks",
     "save_figure",
 ]
@@ -203,11 +206,12 @@ def plot_gantt(
         job = inst.jobs[inst.job_index[name]]
         color = KIND_COLORS.get(job.kind, "#999999")
         for g0, n in _split_at(_runs(gpus[name]), starts):
-            ax.add_patch(Rectangle((s, g0 + 0.06), job.duration, n - 0.12, facecolor=color,
-                                   edgecolor="black", linewidth=edge))
-            if labels and job.duration >= max(2, T / 25) and n >= G / 30:
-                ax.text(s + job.duration / 2, g0 + n / 2, name, ha="center", va="center",
-                        fontsize=FONT_SIZE, color="white", clip_on=True)
+            bar = Rectangle((s, g0 + 0.06), job.duration, n - 0.12, facecolor=color,
+                            edgecolor="black", linewidth=edge)
+            ax.add_patch(bar)
+            if labels and n >= G / 60:  # drawn only where it fits, once laid out
+                ax.add_artist(FittedLabel(bar, short_names(name), fontsize=FONT_SIZE,
+                                          color="white"))
     ax.set_xlim(0, T)
     ax.set_ylim(0, G)
     if inst.nodes is None:
@@ -408,7 +412,7 @@ def plot_performance_profile(
         names = sorted(ratios, key=lambda m: (-float(np.mean(ratios[m] <= 1.0)),
                                               -float(np.mean(ratios[m] <= 2.0)), m))
     finite = np.concatenate([r[np.isfinite(r)] for r in ratios.values()] or [np.array([1.0])])
-    tau_max = max(1.05, float(finite.max()) * 1.05) if len(finite) else 2.0
+    tau_max = profile_end(float(finite.max())) if len(finite) else 2.0
     # Curves often coincide (best and milp both at ratio 1): each method has its own
     # line style and marker, and the earlier (more robust) ones are drawn wider and
     # below, so a curve hidden exactly under another still shows as its border.
@@ -422,20 +426,29 @@ def plot_performance_profile(
                 linewidth=1.2 + 2.4 * (len(names) - 1 - i) / n_names,
                 linestyle=PROFILE_LINESTYLES[i % len(PROFILE_LINESTYLES)],
                 marker=PROFILE_MARKERS[i % len(PROFILE_MARKERS)], markersize=5,
-                markevery=[0, len(taus) - 1], fillstyle="none" if i % 2 else "full")
+                markevery=[0, len(taus) - 1], fillstyle="none" if i % 2 else "full",
+                clip_on=False)  # the end markers sit on the axes' edges: draw them whole
     ax.set_xscale("log", base=2)
     ax.set_xlim(1.0, tau_max)
     ax.xaxis.set_major_locator(FixedLocator(profile_ticks(tau_max)))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_ylim(0.0, 1.02)
-    better = "best value / value" if measure == "value" else f"{measure} / best"
-    ax.set_xlabel(f"tau ({better}, log scale)")
+    ratio = ("the instance's highest value / the method's value" if measure == "value"
+             else f"the method's {measure} / the instance's smallest")
+    ax.set_xlabel(f"tau = {ratio} (log scale)")
     ax.set_ylabel("share of instances with ratio ≤ tau")
     ax.set_title(f"Performance profile ({measure})")
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=FONT_SIZE)
     return ax
+
+
+def profile_end(largest: float) -> float:
+    """Where a profile's log axis ends: past the largest finite ratio by a tenth of the
+    axis (at least 1.05), so that the last step of every curve shows before the edge."""
+    span = math.log(max(largest, 1.0))
+    return max(1.05, math.exp(span / 0.9))
 
 
 PROFILE_LINESTYLES: tuple[Any, ...] = ("-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)))

@@ -23,6 +23,7 @@ from .lagrangian import lagrangian_value
 from .model import JOB_KINDS, Instance, Job, Node, Service
 from .nodes import openb_node_mix, price_of_topology, with_nodes
 from .result import Result, Status
+from .rounding import format_value, rounded, rounded_all, tolerance
 from .scenario import (
     Scenario,
     actual_instance,
@@ -53,6 +54,7 @@ __all__ = [
     "check_bound",
     "dumps",
     "evaluate",
+    "format_value",
     "from_trace",
     "gain",
     "gap",
@@ -66,6 +68,8 @@ __all__ = [
     "load_schedule",
     "openb_node_mix",
     "price_of_topology",
+    "rounded",
+    "rounded_all",
     "save",
     "save_bound",
     "save_scenario",
@@ -75,6 +79,7 @@ __all__ = [
     "schedule_from_dict",
     "schema",
     "stranded_gpus",
+    "tolerance",
     "trace_scenario",
     "with_nodes",
 ]

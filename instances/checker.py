@@ -19,6 +19,7 @@ from typing import Any
 from . import checker_resources as v3
 from .arrays import Reservation
 from .model import Instance
+from .rounding import rounded, tolerance
 from .schedule import Schedule
 from .violations import InfeasibleScheduleError
 
@@ -61,6 +62,9 @@ class Metrics:
     fgd_fragmentation
         On a version 3 instance, fragmentation in the sense of FGD (Weng et
         al., USENIX ATC 2023; docs/model.md), in GPU-slots; ``None`` elsewhere.
+
+    The float figures are :func:`~instances.rounding.rounded` (float noise
+    dropped) whoever builds the object.
     """
 
     value: float
@@ -77,6 +81,10 @@ class Metrics:
     fragmentation: int = 0
     batch_gpu_milli_slots: int = 0
     fgd_fragmentation: float | None = None
+
+    def __post_init__(self) -> None:
+        for f in ("value", "utilization", "weighted_mean_wait", "total_value"):
+            object.__setattr__(self, f, rounded(float(getattr(self, f))))
 
     def to_dict(self) -> dict[str, Any]:
         """The metrics as a plain ``dict``."""
@@ -478,10 +486,14 @@ def gain(method: Metrics, baseline: Metrics) -> dict[str, float | None]:
 def gap(value: float, upper_bound: float | None) -> float | None:
     """Relative gap ``(UB - V) / UB`` to an upper bound.
 
-    ``None`` when there is no bound; ``0`` when both are zero.
+    ``None`` when there is no bound; ``0`` when the value is within the
+    relative :func:`~instances.rounding.tolerance` of the bound (both zero
+    included); otherwise :func:`~instances.rounding.rounded`.
     """
     if upper_bound is None or (isinstance(upper_bound, float) and math.isnan(upper_bound)):
         return None
+    if upper_bound - value <= tolerance(upper_bound, floor=0.0):
+        return 0.0
     if upper_bound <= 0:
-        return 0.0 if value >= upper_bound else math.inf
-    return (upper_bound - value) / upper_bound
+        return math.inf
+    return rounded((upper_bound - value) / upper_bound)

@@ -19,14 +19,26 @@ import numpy as np
 
 from .model import Instance, Node
 
-__all__ = ["OPENB_NODE_FILE", "openb_node_counts", "openb_node_mix", "price_of_topology", "with_nodes"]
+__all__ = [
+    "OPENB_NODE_FILE",
+    "describe_nodes",
+    "openb_node_counts",
+    "openb_node_mix",
+    "price_of_topology",
+    "uniform_nodes",
+    "with_nodes",
+]
 
 OPENB_NODE_FILE = "data/openb/openb_node_list_gpu_node.csv"
 """The openb node list shipped with the package (see its README for the attribution)."""
 
 
 def uniform_nodes(num_gpus: int, node_gpus: int) -> list[int]:
-    """``num_gpus // node_gpus`` nodes of ``node_gpus``, and a ragged last node of the rest."""
+    """``num_gpus // node_gpus`` nodes of ``node_gpus``, and a last, smaller node of the rest.
+
+    The pool keeps its size: 12 GPUs in nodes of 8 are nodes of 8 and 4, 12 in
+    nodes of 5 are 5, 5 and 2 (:func:`describe_nodes` says so).
+    """
     if not isinstance(node_gpus, int) or isinstance(node_gpus, bool) or node_gpus < 1:
         raise ValueError(f"node_gpus: must be an integer >= 1 or a list of them, got {node_gpus!r}")
     full, rest = divmod(num_gpus, node_gpus)
@@ -66,6 +78,35 @@ def with_nodes(inst: Instance, node_gpus: int | Sequence[int] = 8) -> Instance:
             raise ValueError(f"node_gpus[{k}]: {e}") from None
     meta: dict[str, Any] = {**inst.meta, "node_gpus": node_gpus if isinstance(node_gpus, int) else sizes}
     return inst.replace(nodes=tuple(nodes), meta=meta)
+
+
+def describe_nodes(inst: Instance) -> str:
+    """How an instance's GPUs sit on nodes, in words, for the command line.
+
+    ``12 GPUs in one pool``; ``12 GPUs on 1 node of 8 and a last node of the 4
+    left over (12 is not a multiple of 8)`` for nodes of a size that does not
+    divide the pool (:func:`uniform_nodes`); ``12 GPUs on 3 nodes: 2 of 4, 2 of
+    2`` (largest first) for a list or the openb mix.
+    """
+    G = inst.num_gpus
+    if inst.nodes is None:
+        return f"{G} GPUs in one pool"
+    sizes = [n.gpus for n in inst.nodes]
+    k = inst.meta.get("node_gpus")
+    if isinstance(k, int) and not isinstance(k, bool) and sizes == uniform_nodes(G, k):
+        full, rest = divmod(G, k)
+        if not full:
+            return f"{G} GPUs on one node of {G} (the pool is smaller than {k})"
+        text = f"{G} GPUs on {full} node{'s' if full != 1 else ''} of {k}"
+        if rest:
+            text += f" and a last node of the {rest} left over ({G} is not a multiple of {k})"
+        return text
+    counts: dict[int, int] = {}
+    for g in sorted(sizes, reverse=True):
+        counts[g] = counts.get(g, 0) + 1
+    if len(sizes) == 1:
+        return f"{G} GPUs on one node of {G}"
+    return f"{G} GPUs on {len(sizes)} nodes: " + ", ".join(f"{c} of {g}" for g, c in counts.items())
 
 
 @cache

@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from .checker import Metrics, gap
+from .rounding import format_value, rounded_all, tolerance
 from .schedule import Schedule
 
 __all__ = ["Result", "Status"]
@@ -83,9 +84,7 @@ class Result:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", Status(self.status))
-        if self.upper_bound is not None and self.upper_bound < self.value - 1e-6 * max(
-            1.0, abs(self.value)
-        ):
+        if self.upper_bound is not None and self.upper_bound < self.value - tolerance(self.value):
             raise ValueError(
                 f"upper_bound: {self.upper_bound} is below the feasible value {self.value}"
             )
@@ -101,7 +100,11 @@ class Result:
         return self.metrics.utilization if self.metrics is not None else math.nan
 
     def to_row(self) -> dict[str, Any]:
-        """A flat ``dict`` (one pandas row): identification, bound and every metric."""
+        """A flat ``dict`` (one pandas row): identification, bound and every metric.
+
+        Its floats are :func:`~instances.rounding.rounded`, as everywhere numbers
+        leave the library.
+        """
         row: dict[str, Any] = {
             "instance": self.schedule.instance,
             "method": self.method,
@@ -121,7 +124,7 @@ class Result:
             for k, v in self.metrics.to_dict().items():
                 if k not in ("value", "reservation"):
                     row[k] = v
-        return row
+        return rounded_all(row)
 
     def to_json(self) -> dict[str, Any]:
         """The command line's ``--json`` object (JSON-safe: no NaN).
@@ -137,13 +140,23 @@ class Result:
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
 
     def summary(self) -> str:
-        """A short human-readable account."""
-        parts = [f"{self.method}: {self.status}", f"value {self.value:.6g}"]
+        """A short human-readable account.
+
+        An optimal status beside a gap above 0 (the solver stopped within its
+        relative ``mip_gap``) reads ``optimal within the gap tolerance``.
+        """
+        status = str(self.status)
+        if self.status is Status.OPTIMAL and (self.gap or 0) > 0:
+            status = "optimal within the gap tolerance"
+            tol = self.params.get("mip_gap")
+            if isinstance(tol, (int, float)) and not isinstance(tol, bool):
+                status += f" ({100 * tol:g}%)"
+        parts = [f"{self.method}: {status}", f"value {format_value(self.value)}"]
         if self.metrics is not None:
             parts.append(f"utilization {100 * self.metrics.utilization:.1f}%")
             parts.append(f"jobs {self.metrics.jobs_run}/{self.metrics.jobs_run + self.metrics.jobs_rejected}")
         if self.upper_bound is not None:
-            parts.append(f"bound {self.upper_bound:.6g} (gap {100 * (self.gap or 0):.2f}%)")
+            parts.append(f"bound {format_value(self.upper_bound)} (gap {100 * (self.gap or 0):.2f}%)")
         parts.append(f"{self.runtime_s:.3f} s")
         if self.message:
             parts.append(self.message)

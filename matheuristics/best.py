@@ -200,6 +200,6 @@ def best(
     return finish(
         inst, "best", best_start, reservation="curve", started_at=t0, params=params,
         place=best_place,
-        message=(f"from {best_name}; sampling {done} passes, local search {moves} moves, "
-                 f"lns {windows} window{'s' * (windows != 1)} ({improved} improved)"),
+        message=(f"from {best_name}; sampling {done} pass{'es' * (done != 1)}, local search {moves} "
+                 f"move{'s' * (moves != 1)}, lns {windows} window{'s' * (windows != 1)} ({improved} improved)"),
     )

@@ -242,7 +242,7 @@ class _Search:
         if len(self.history) > k and (
             self.history[-k - 1] - self.best_value <= self.stall_tol * abs(self.best_value)
         ):
-            self.stop_reason = f"converged (under {self.stall_tol:g} in {k} iterations)"
+            self.stop_reason = f"converged (improved by under {self.stall_tol:g} in {k} iterations)"
             return True
         if time.perf_counter() > self.deadline:
             self.stop_reason = "time limit"
@@ -274,7 +274,7 @@ def subgradient(search: _Search, lam: np.ndarray, *, theta: float = 1.0, patienc
                 assert search.best_lam is not None
                 lam = search.best_lam.copy()
                 if theta < min_theta:
-                    search.stop_reason = "step below its floor"
+                    search.stop_reason = "stopped improving, even at its smallest step"
                     return it + 1
                 continue
         d = np.where((lam <= 0) & (sub > 0), 0.0, sub)
@@ -329,7 +329,7 @@ def volume(search: _Search, lam: np.ndarray, *, f: float = 0.1, alpha_max: float
                 f, reds = f * 0.66, 0
                 if f < min_f:
                     search.record(it, trial, value)
-                    search.stop_reason = "step below its floor"
+                    search.stop_reason = "stopped improving, even at its smallest step"
                     return it + 1
         if search.record(it, trial, value):
             return it + 1

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from instances import InfeasibleScheduleError, Instance, Result, Schedule, Status, evaluate
+from instances.rounding import tolerance
 
 from ._common import Backend, IncumbentHooks, RawSolve
 from .bound import HeldBounds, bound_after_solve, bounds_before_solve
@@ -141,7 +142,7 @@ def _tolerance(inst: Instance, value: float) -> float:
     """
     values = inst.job_values[inst.job_values > 0]
     floor = float(values.min()) if values.size else 1.0
-    return 1e-6 * max(abs(value), floor)
+    return tolerance(value, floor)
 
 
 def _check_args(backend: str, time_limit: Any, mip_gap: Any, threads: Any) -> None:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from typing import Any
 
 import instances
+from instances import format_value
+from instances.bound_io import BOUND_TOLERANCE
+
+from .core import json_line, save_output
 
 
 def register(sub: Any) -> None:
@@ -41,14 +44,14 @@ def cmd_bound(args: argparse.Namespace) -> int:
 
     b = milp.bound(inst, args.method, time_limit=args.time_limit, primal=lagrangian_primal(inst))
     if args.output:
-        instances.save_bound(b.certificate(inst), args.output)
+        save_output(args.output, instances.save_bound, b.certificate(inst))
     if args.json:
-        print(json.dumps({"instance": inst.name, "method": b.method, "value": b.value,
-                          "runtime_s": b.runtime_s, "iterations": b.iterations,
-                          "lower": b.lower, "message": b.message}, separators=(",", ":")))
+        print(json_line({"instance": inst.name, "method": b.method, "value": b.value,
+                         "runtime_s": b.runtime_s, "iterations": b.iterations,
+                         "lower": b.lower, "message": b.message}))
     else:
-        print(f"{inst.name}: upper bound {b.value:.10g} ({b.method}, {b.iterations} iterations, "
-              f"{b.runtime_s:.2f} s; {b.message})")
+        print(f"{inst.name}: upper bound {format_value(b.value)} ({b.method}: "
+              f"{b.iterations} iterations in {b.runtime_s:.2f} s, {b.message})")
     return 0
 
 
@@ -62,9 +65,14 @@ def cmd_check_bound(args: argparse.Namespace) -> int:
         where = args.schedule if isinstance(e, instances.InfeasibleScheduleError) else args.certificate
         raise ValueError(f"{where}: {e}") from None
     if args.json:
-        print(json.dumps({"holds": ok, "stated": cert.value, "recomputed": recomputed,
-                          "method": cert.method}, separators=(",", ":")))
+        print(json_line({"holds": ok, "stated": cert.value, "recomputed": recomputed,
+                         "method": cert.method}))
+    elif ok:
+        print(f"bound holds: upper bound {format_value(cert.value)}, recomputed from the "
+              f"multipliers {format_value(recomputed)}")
     else:
-        verdict = "holds" if ok else "does NOT hold"
-        print(f"bound {verdict}: stated {cert.value!r}, recomputed L(multipliers) = {recomputed!r}")
+        short = (recomputed - cert.value) / max(abs(recomputed), 1e-300)
+        print(f"bound does NOT hold: upper bound {format_value(cert.value)} is below "
+              f"{format_value(recomputed)} recomputed from the multipliers (by {short:.2g} "
+              f"relative; the tolerance is {BOUND_TOLERANCE:g})")
     return 0 if ok else 1

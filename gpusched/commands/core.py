@@ -7,29 +7,25 @@ import json
 import logging
 import math
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import instances
 from instances import InfeasibleScheduleError
+from instances.nodes import describe_nodes
 
 from ..dispatch import EXACT_METHODS, method_names, solve
 
 logger = logging.getLogger(__name__)
 
-JSON_DIGITS = 12
-"""Significant digits of the floats in ``--json`` output (drops float noise like 9.059999999999999)."""
-
-
 def json_ready(obj: Any) -> Any:
-    """``obj`` with every float rounded to :data:`JSON_DIGITS` significant digits.
-
-    Non-finite floats become ``None`` (JSON has no NaN); ints, bools, strings and
-    ``None`` are left as they are; dicts, lists and tuples are walked.
+    """``obj`` as the command line writes it: every float :func:`instances.rounded`
+    (float noise like 9.059999999999999 dropped), non-finite floats as ``None``
+    (JSON has no NaN); dicts, lists and tuples are walked, tuples become lists.
     """
-    if isinstance(obj, bool) or obj is None or isinstance(obj, (int, str)):
-        return obj
     if isinstance(obj, float):
-        return float(f"{obj:.{JSON_DIGITS}g}") if math.isfinite(obj) else None
+        return instances.rounded(obj) if math.isfinite(obj) else None
     if isinstance(obj, dict):
         return {k: json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -42,6 +38,31 @@ def json_line(obj: Any) -> str:
     return json.dumps(json_ready(obj), separators=(",", ":"))
 
 
+def save_output(path: str, save: Callable[[Any, str], None], obj: Any) -> None:
+    """``save(obj, path)``, saying on standard error when a folder is created for it.
+
+    Every file a command writes goes through here: a missing folder is created
+    (as ``bench -o`` creates its results folder), never silently.
+    """
+    folder = Path(path).parent
+    created = not folder.exists()
+    save(obj, path)
+    if created:
+        print(f"gpusched: created the folder {folder} for {path}", file=sys.stderr)
+
+
+def bars_wanted(off: bool = False) -> bool:
+    """Whether a command draws progress bars: on a terminal only, never with ``off``
+    (``--no-progress``, ``--json``); a bar written to a file or a pipe is a log
+    of carriage returns."""
+    return not off and sys.stderr.isatty()
+
+
+def count(n: int, noun: str) -> str:
+    """``1 job``, ``2 jobs``: a count and its noun, plural when it is not 1."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def register(sub: Any) -> None:
     """Add the core subcommands to ``sub`` (an argparse subparsers object)."""
     p = sub.add_parser("generate", help="write an instance of a named family")
@@ -50,8 +71,10 @@ def register(sub: Any) -> None:
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                    help="family parameter, e.g. -p num_jobs=2000 (repeatable)")
     p.add_argument("--node-gpus", metavar="SHAPE", default=None,
-                   help="put the GPUs on nodes: N (nodes of N GPUs), a list like 8,4,2,2, "
-                        "or openb (the openb cluster's node mix); default: one flat pool")
+                   help="put the GPUs on nodes: N (nodes of N GPUs, and a last, smaller node of "
+                        "the rest when N does not divide the pool: 12 GPUs in nodes of 8 are 8 "
+                        "and 4), a list like 8,4,2,2 (summing to the pool), or openb (the openb "
+                        "cluster's node mix); default: one flat pool")
     p.add_argument("-o", "--output", help="instance file to write (default: standard output)")
     p.set_defaults(func=cmd_generate)
 
@@ -141,10 +164,15 @@ def cmd_generate(args: argparse.Namespace) -> int:
             raise
         raise _user_params_error(e, params) from None
     if args.output:
-        instances.save(inst, args.output)
-        logger.info("wrote %s", args.output)
+        save_output(args.output, instances.save, inst)
     else:
         sys.stdout.write(instances.dumps(inst))
+    line = (f"{args.family} seed {args.seed}: {inst.name}, {count(inst.num_jobs, 'job')}, "
+            f"{count(len(inst.services), 'inference service')}, {count(inst.horizon, 'slot')}, "
+            f"{describe_nodes(inst)}")
+    # like import: the summary on standard output beside a file, on standard error beside the instance
+    print(f"{line}; wrote {args.output}" if args.output else line,
+          file=sys.stdout if args.output else sys.stderr)
     return 0
 
 
@@ -154,8 +182,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     inst = instances.load(args.instance)
     params = parse_params(args.param)
     if args.method in EXACT_METHODS and "progress" not in params:
-        # a live bar on a terminal; quiet under --json and when stderr is a file or pipe
-        params["progress"] = not args.json and sys.stderr.isatty()
+        params["progress"] = bars_wanted(off=args.json)
     try:
         result = solve(inst, args.method, time_limit=args.time_limit, **params)
     except TypeError as e:
@@ -163,7 +190,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
             raise
         raise _user_params_error(e, params) from None
     if args.output:
-        instances.save_schedule(result.schedule, args.output)
+        save_output(args.output, instances.save_schedule, result.schedule)
     if args.json:
         print(json_line(result.to_json()))
     else:
@@ -194,7 +221,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json_line({"feasible": True, **m.to_dict()}))
     else:
-        print(f"feasible: value {m.value:.6g}, utilization {100 * m.utilization:.1f}%, "
+        print(f"feasible: value {instances.format_value(m.value)}, utilization {100 * m.utilization:.1f}%, "
               f"jobs run {m.jobs_run}, rejected {m.jobs_rejected}")
     return 0
 
@@ -203,7 +230,8 @@ def cmd_families(args: argparse.Namespace) -> int:
     for name, desc in instances.FAMILIES.items():
         print(f"{name:22s} {desc}")
     print("\nEvery family takes a node shape: gpusched generate FAMILY --node-gpus 8 "
-          "(nodes of 8 GPUs), --node-gpus 8,4,2,2 (a list summing to the pool) or "
+          "(nodes of 8 GPUs, and a last, smaller node of the rest when 8 does not divide the "
+          "pool), --node-gpus 8,4,2,2 (a list summing to the pool) or "
           "--node-gpus openb (the openb cluster's node mix, drawn from the seed).")
     return 0
 

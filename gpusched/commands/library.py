@@ -9,7 +9,6 @@ results cannot be read (one line naming the file and the field).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from typing import Any
@@ -17,6 +16,8 @@ from typing import Any
 import instances
 from instances.io import atomic_write_text
 from instances.library import load_library
+
+from .core import json_line, save_output
 
 FORMATS: tuple[str, ...] = ("markdown", "md", "csv")
 
@@ -78,7 +79,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     view = library.table(args.library)
     if args.json:
-        print(json.dumps(_records(view.frame)))
+        print(json_line(_records(view.frame)))
     else:
         print(view.render(args.format), end="")
     return 0
@@ -89,15 +90,15 @@ def cmd_get(args: argparse.Namespace) -> int:
     entry = lib.get(args.name)
     inst = entry.load_instance()
     if args.output:
-        instances.save(inst, args.output)
+        save_output(args.output, instances.save, inst)
     else:
         print(instances.dumps(inst), end="")
     if args.schedule:
-        instances.save_schedule(instances.load_schedule(entry.best_schedule), args.schedule)
+        save_output(args.schedule, instances.save_schedule, instances.load_schedule(entry.best_schedule))
     if args.bound:
         if entry.bound.certificate is None:
             raise ValueError(f"{entry.where}: bound: proved by a solver run, no certificate to write")
-        instances.save_bound(instances.load_bound(entry.bound.certificate, inst), args.bound)
+        save_output(args.bound, instances.save_bound, instances.load_bound(entry.bound.certificate, inst))
     return 0
 
 
@@ -109,7 +110,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - t0
     n_cert = sum(1 for c in report.checks if c.recomputed is not None)
     if args.json:
-        print(json.dumps({
+        print(json_line({
             "version": report.version, "ok": report.ok, "entries": len(report.checks),
             "certificates": n_cert, "seconds": seconds,
             "checks": [{"name": c.name, "ok": c.ok, "value": c.value, "bound": c.bound,
@@ -132,11 +133,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if frame.empty:
         raise ValueError(f"{args.results}: no row is on a library instance (by name and content hash)")
     if args.json:
-        text = json.dumps(_records(frame)) + "\n"
+        text = json_line(_records(frame)) + "\n"
     else:
         text = library.compare_view(frame).render(args.format)
     if args.output:
-        atomic_write_text(args.output, text)
+        save_output(args.output, lambda t, p: atomic_write_text(p, t), text)
     else:
         print(text, end="")
     bugs = frame["flags"].map(lambda f: any(b in f for b in library.BUG_FLAGS))

@@ -13,7 +13,7 @@ from typing import Any
 import instances
 
 from ..simulate import simulate
-from .core import parse_params
+from .core import json_line, parse_params
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.output:
         instances.save_schedule(result.schedule, args.output)
     if args.json:
-        print(json.dumps(result.to_json(), separators=(",", ":")))
+        print(json_line(result.to_json()))
     else:
         print(result.summary())
     return 0

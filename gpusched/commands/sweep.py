@@ -13,7 +13,7 @@ from typing import Any
 import heuristics
 
 from ..dispatch import EXACT_METHODS
-from .core import parse_params
+from .core import bars_wanted, parse_params, save_output
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +115,8 @@ def _run_args(p: argparse.ArgumentParser, output: bool = True) -> None:
         p.add_argument("-o", "--output", required=True, help="results folder")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--scheduler", default=None, help="address of a Dask distributed scheduler")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (there is one only when standard error is a terminal)")
 
 
 def _dotted(items: list[str], where: str) -> dict[str, dict[str, Any]]:
@@ -138,7 +139,7 @@ def _run(args: argparse.Namespace, cells: Any, how_to_resume: str) -> Any:
 
     try:
         return run_bench(cells, args.output, workers=args.workers, scheduler=args.scheduler,
-                         progress=not args.no_progress,
+                         progress=bars_wanted(off=args.no_progress),
                          retry_errors=getattr(args, "retry_errors", False))
     except KeyboardInterrupt:
         # The finished rows are safe; a second Ctrl-C during the clean stop (or the
@@ -219,7 +220,7 @@ def cmd_table(args: argparse.Namespace) -> int:
     if args.output:
         from instances.io import atomic_write_text
 
-        atomic_write_text(args.output, text)
+        save_output(args.output, lambda t, p: atomic_write_text(p, t), text)
     else:
         sys.stdout.write(text)
     return 0

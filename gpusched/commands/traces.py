@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
 import sys
@@ -11,6 +10,8 @@ from typing import Any
 
 import instances
 from instances.traces import FORMATS, REASONS
+
+from .core import json_line, save_output
 
 logger = logging.getLogger(__name__)
 
@@ -96,10 +97,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     )
     meta = dict(inst.meta["import"])
     if args.output:
-        instances.save(inst, args.output)
-        logger.info("wrote %s", args.output)
+        save_output(args.output, instances.save, inst)
     else:
         sys.stdout.write(instances.dumps(inst))
-    line = json.dumps(meta, separators=(",", ":")) if args.json else summary(meta)
+    line = json_line(meta) if args.json else summary(meta)
     print(line, file=sys.stderr if not args.output else sys.stdout)
     return 0

@@ -248,10 +248,12 @@ class SimResult:
     def summary(self) -> str:
         """A short human-readable account."""
         parts = [
-            f"{self.method} (replan {self.replan}, headroom {self.headroom:g}, "
+            f"{self.method} ({'one plan' if self.replan is None else f'replan every {self.replan}'}"
+            f", headroom {self.headroom:g}, "
             f"{'preempt' if self.preempt else 'no preempt'})",
-            f"realized {self.realized_value:.6g} (planned {self.planned_value:.6g})",
-            f"{self.preemptions} preemptions, {self.lost_gpu_slots} GPU-slots lost",
+            f"realized {self.realized_value:.6g} (first plan, on the forecast at slot 0: {self.planned_value:.6g})",
+            f"{self.preemptions} preemption{'s' * (self.preemptions != 1)}, "
+            f"{self.lost_gpu_slots} GPU-slots lost",
             f"{self.unserved_gpu_slots} inference GPU-slots unserved",
             f"utilization {100 * self.utilization:.1f}%",
         ]
@@ -260,5 +262,5 @@ class SimResult:
                 f"clairvoyant bound {self.clairvoyant_bound:.6g} ({self.bound_status}; "
                 f"price of uncertainty {self.price_of_uncertainty:.6g})"
             )
-        parts.append(f"{self.plans} plans, {self.runtime_s:.3f} s")
+        parts.append(f"{self.plans} plan{'s' * (self.plans != 1)}, {self.runtime_s:.3f} s")
         return ", ".join(parts)

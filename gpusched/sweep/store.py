@@ -12,7 +12,8 @@ file, ``fsync``, rename), so a process killed at any instant leaves either the
 whole row or none, never a torn or duplicate one. ``results.csv`` is rebuilt
 from them; :func:`load_rows` reads the cell files, so it is exact even after a
 crash. A file that does not parse (a crash of the machine) is skipped and its
-cell runs again.
+cell runs again. Rows are written and read with their floats
+:func:`instances.rounded`, the rounding of every number leaving the library.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def iter_rows(out: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     for p in sorted(d.glob("*.json")):
         row = _read_cell_file(p)
         if row is not None:
-            yield row
+            yield instances.rounded_all(row)
 
 
 def done_keys(out: str | os.PathLike[str], *, retry_errors: bool = False) -> set[str]:
@@ -129,7 +130,8 @@ def store_row(out: Path, cell: Cell, row: dict[str, Any], schedule: dict[str, An
     else:
         row = {**row, "schedule_file": None}
     row["instance_file"] = f"instances/{safe_name(cell.instance_id)}.json"
-    atomic_write_text(_cells_dir(out) / f"{cell.stem}.json", json.dumps(row) + "\n")
+    atomic_write_text(_cells_dir(out) / f"{cell.stem}.json",
+                      json.dumps(instances.rounded_all(row)) + "\n")
 
 
 def save_instances(out: Path, cells: Iterable[Cell]) -> None:

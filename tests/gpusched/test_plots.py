@@ -305,3 +305,67 @@ def test_fragmentation_plot_stacks_the_checker_figures(tmp_path):
     flat = instances.generate("hc-multi-service", seed=1)
     ax = plots.plot_fragmentation(flat, gpusched.solve(flat, "fifo").schedule)
     assert all(p.get_height() == 0 for p in ax.containers[2])
+
+
+def test_profile_axis_labels_name_no_method():
+    import matplotlib.pyplot as plt
+
+    ax = plots.plot_performance_profile(_tied_rows())
+    label = ax.get_xlabel()
+    assert "best" not in label  # "best value" read as the method best
+    assert label == "tau = the instance's highest value / the method's value (log scale)"
+    plt.close(ax.figure)
+    ax = plots.plot_performance_profile(_tied_rows(), measure="runtime_s")
+    assert ax.get_xlabel() == "tau = the method's runtime_s / the instance's smallest (log scale)"
+    plt.close(ax.figure)
+
+
+@pytest.mark.parametrize("spread", [1.5, 30.0, 5e4])
+def test_profile_right_end_shows_every_last_step(spread):
+    import matplotlib.pyplot as plt
+
+    rows = []
+    for k in range(4):
+        for method, t in (("fast", 1.0), ("slow", 1.0 + (spread - 1.0) * k / 3)):
+            rows.append({"instance": f"I{k}", "method": method, "status": "feasible",
+                         "value": 1.0, "runtime_s": t})
+    ax = plots.plot_performance_profile(pd.DataFrame(rows), measure="runtime_s")
+    hi = ax.get_xlim()[1]
+    slow = next(ln for ln in ax.get_lines() if ln.get_label() == "slow")
+    # the last step (at the largest ratio) sits well inside the axis, on the log scale
+    assert np.log(spread) / np.log(hi) <= 0.91
+    assert slow.get_xdata()[-1] == hi and slow.get_ydata()[-1] == 1.0
+    assert not slow.get_clip_on()  # the end markers on the axes' edges are drawn whole
+    plt.close(ax.figure)
+
+
+@pytest.mark.parametrize("size", [(15, 5), (7, 3)])
+def test_gantt_labels_fit_their_bars_on_nodes(size):
+    """Node Gantt labels neither spill over their bar, overlap one another nor show cut."""
+    import matplotlib.pyplot as plt
+
+    from gpusched.plots_text import FittedLabel
+
+    inst = instances.generate("hc-multi-service", seed=0, node_gpus="openb")
+    fig, axes = plt.subplots(1, 2, figsize=size)
+    for ax, method in zip(axes, ("fifo", "list")):
+        plots.plot_gantt(inst, gpusched.solve(inst, method).schedule, ax=ax)
+    fig.tight_layout()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    labels = [t for ax in axes for t in ax.texts if isinstance(t, FittedLabel)]
+    shown = [t for t in labels if t.shown]
+    assert shown
+    if size[0] < 10:
+        assert len(shown) < len(labels)  # some bars are too small for any label
+    assert any(t.shown != t.texts[0] for t in shown)  # a short name where the full one won't fit
+    boxes = []
+    for t in shown:
+        ext, bar = t.get_window_extent(renderer), t.box.get_window_extent(renderer)
+        assert bar.x0 <= ext.x0 and ext.x1 <= bar.x1 and bar.y0 <= ext.y0 and ext.y1 <= bar.y1
+        assert t.shown in t.texts and t.get_text() == t.shown
+        boxes.append(ext)
+    for i, a in enumerate(boxes):
+        assert not any(a.overlaps(b) for b in boxes[i + 1:])
+    assert all(t.get_text() == "" for t in labels if not t.shown)
+    plt.close(fig)

@@ -11,6 +11,7 @@ reason named) and the fragments its message must contain.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import paths
 import pytest
