@@ -47,13 +47,9 @@ def build_nodes(
 ) -> Formulation:
     """:func:`milp.build` of an instance with nodes (without aggregation, as before).
 
-    Raises
-    ------
-    ValueError
-        For an instance without nodes, or what :func:`milp.build` refuses.
+    Raises ``ValueError`` for an instance without nodes, or what :func:`milp.build` refuses.
     """
-    if inst.nodes is None:
-        raise ValueError(f"inst: instance {inst.name!r} has no nodes; use milp.build")
+    _need_nodes(inst, "milp.build")
     return build(inst, max_columns, aggregate=aggregate, rounding=rounding, symmetry=symmetry,
                  max_placements=max_placements, reserved=reserved)
 
@@ -64,16 +60,14 @@ def solve_highs_nodes(form: Formulation, **options: Any) -> RawSolve:
 
 
 def solve_nodes(inst: Instance, **options: Any) -> Result:
-    """:func:`milp.solve` of an instance with nodes.
-
-    Raises
-    ------
-    ValueError
-        For an instance without nodes, or what :func:`milp.solve` refuses.
-    """
-    if inst.nodes is None:
-        raise ValueError(f"inst: instance {inst.name!r} has no nodes; use milp.solve")
+    """:func:`milp.solve` of an instance with nodes (``ValueError`` for one without)."""
+    _need_nodes(inst, "milp.solve")
     return solve(inst, **options)
+
+
+def _need_nodes(inst: Instance, instead: str) -> None:
+    if inst.nodes is None:
+        raise ValueError(f"inst: instance {inst.name!r} has no nodes; use {instead}")
 
 
 def place_schedule(
