@@ -24,7 +24,7 @@ automatic warm start and the helper are in :mod:`matheuristics`, above both.
 
 from .backend import IncumbentHooks, RawSolve, Solution
 from .bound import BOUND_METHODS, Bound, bound
-from .build import build
+from .builder import build
 from .formulation import DEFAULT_MAX_COLUMNS, Formulation
 from .nodes import NodeFormulation, build_nodes, solve_nodes
 from .progress import Progress

@@ -34,7 +34,7 @@ import numpy as np
 
 from instances import BoundCertificate, Instance, lagrangian_value
 
-from .build import build
+from .builder import build
 from .formulation import ROW_CAPACITY
 from .highs import new_highs, pass_model
 from .lagrange import (

@@ -16,7 +16,7 @@ from instances import Instance, Result, Status
 from instances.capacity import DEFAULT_MAX_PLACEMENTS, place_starts
 
 from .backend import RawSolve
-from .build import build
+from .builder import build
 from .formulation import DEFAULT_MAX_COLUMNS, DEFAULT_ROUNDING, Formulation
 from .highs import solve_highs
 from .solver import solve

@@ -29,7 +29,7 @@ from instances.capacity import place_starts
 
 from .assemble import assemble
 from .backend import Backend, IncumbentHooks, RawSolve, Solution
-from .build import build
+from .builder import build
 from .formulation import DEFAULT_MAX_COLUMNS, DEFAULT_ROUNDING, Formulation
 from .held import bound_after_solve, bounds_before_solve
 from .progress import Progress
