@@ -213,11 +213,9 @@ class Formulation:
             if run.size:
                 raise ValueError("start: the model has no column, the schedule runs a job")
             return x
-        group_of = np.full(inst.num_jobs, -1, dtype=np.int64)
-        for k, members in enumerate(self.groups):
-            group_of[members] = k
         if run.size == 0:
             return x
+        group_of = self._group_of
         pid = np.zeros(run.size, dtype=np.int64)
         if not inst.has_nodes:
             place = None
@@ -232,7 +230,7 @@ class Formulation:
                             for j in run.tolist()], dtype=np.int64)
         # columns are sorted by (group, placement, start): search the triple as one key
         T, P = inst.horizon + 1, len(self.placements)
-        keys = (self.col_group * P + self.col_place) * T + self.col_start
+        keys = self._keys
         want = (group_of[run] * P + pid) * T + start[run]
         pos = np.minimum(np.searchsorted(keys, want), keys.size - 1)
         bad = (group_of[run] < 0) | (pid < 0) | (keys[pos] != want)
@@ -284,6 +282,19 @@ class Formulation:
         if sizes.size:
             mass[np.concatenate(self.groups)] = np.repeat(per_group / sizes, sizes)
         return np.clip(mass, 0.0, 1.0)
+
+    @cached_property
+    def _group_of(self) -> np.ndarray:
+        group_of = np.full(self.instance.num_jobs, -1, dtype=np.int64)
+        for k, members in enumerate(self.groups):
+            group_of[members] = k
+        return group_of
+
+    @cached_property
+    def _keys(self) -> np.ndarray:
+        """``(group, placement, start)`` of each ``x`` column as one ascending key."""
+        T, P = self.instance.horizon + 1, len(self.placements)
+        return (self.col_group * P + self.col_place) * T + self.col_start
 
     @cached_property
     def _has_lower(self) -> bool:
