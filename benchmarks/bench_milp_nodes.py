@@ -1,4 +1,4 @@
-"""Figures of the exact node model (``milp.nodes``); prints them, asserts nothing.
+"""Figures of the exact node model (``milp.build`` and ``milp.solve`` on nodes); prints them, asserts nothing.
 
 Instances with nodes are built here from the flat families (:func:`with_nodes`:
 the same services and jobs, the pool cut into nodes), since the families
@@ -60,7 +60,6 @@ import numpy as np
 
 import instances
 import milp
-import milp.nodes as mn
 from instances import Instance, Node
 
 MIXED: dict[int, tuple[int, ...]] = {
@@ -143,7 +142,7 @@ SYMMETRY_CASES: tuple[tuple[str, tuple[int, ...]], ...] = (
 
 
 def part_symmetry(args: argparse.Namespace) -> None:
-    from milp.solver import warm_start_schedule
+    from matheuristics import warm_start_schedule
 
     rows: dict[str, list[tuple[bool, float, float]]] = {v: [] for v in VARIANTS}
     for family, shape in SYMMETRY_CASES:
@@ -154,7 +153,7 @@ def part_symmetry(args: argparse.Namespace) -> None:
             except ValueError as e:
                 print(f"[symmetry] {flat.name} on {shape}: skipped ({e})")
                 continue
-            ws, _ = warm_start_schedule(flat, 10 * args.sym_limit)
+            ws = warm_start_schedule(flat, 10 * args.sym_limit)
             cells = []
             for name, opts in VARIANTS.items():
                 t = time.perf_counter()
@@ -185,7 +184,7 @@ def part_medium(args: argparse.Namespace) -> None:
         except ValueError as e:
             print(f"[medium] {flat.name}: skipped ({e})")
             continue
-        form = mn.build_nodes(inst)
+        form = milp.build(inst)
         t = time.perf_counter()
         res = milp.solve(inst, time_limit=args.time_limit, threads=args.threads)
         dt = time.perf_counter() - t
@@ -193,7 +192,7 @@ def part_medium(args: argparse.Namespace) -> None:
         flat_bound = next((p.split("bound ")[1] for p in res.message.split("; ")
                            if p.startswith("flat model:")), "-")
         gaps.append(_gap(res))
-        print(f"[medium] {inst.summary()}; {form.num_x} binaries: {res.status}, value "
+        print(f"[medium] {inst.summary()}; {form.num_x} integer columns: {res.status}, value "
               f"{res.value:.2f}, bound {res.upper_bound:.2f} (node LP {res.lp_bound or math.nan:.2f}, "
               f"flat bound {flat_bound}), gap {_gap(res):.2f}%, {dt:.1f} s")
     if gaps:
@@ -259,7 +258,7 @@ def part_price(args: argparse.Namespace) -> None:
                 except ValueError as e:
                     print(f"[price] {flat.name}: skipped ({e})")
                     continue
-                p = mn.price_of_topology(inst, time_limit=args.price_limit)
+                p = milp.price_of_topology(inst, time_limit=args.price_limit)
                 instances.evaluate(inst, p.node.schedule)
                 ran += 1
                 exact += p.exact

@@ -11,8 +11,9 @@ the flat model gives. The node is internal: flat files, rows and hashes do
 not change, and a flat schedule carries no placement.
 
 The placement rules shared by the heuristics, the MILP and the matheuristics
-live here too, once: which placements are valid (:func:`job_placements`) and
-which set of whole nodes a multi-node job takes (:func:`lexicographic_subset`).
+live here too, once: which placements are valid (:func:`job_placements`),
+which set of whole nodes a multi-node job takes (:func:`lexicographic_subset`),
+and the greedy that gives the jobs of a start array their nodes (:func:`place_starts`).
 See docs/architecture.md for where the resources of model version 3 land.
 """
 
@@ -36,6 +37,7 @@ __all__ = [
     "capacity",
     "job_placements",
     "lexicographic_subset",
+    "place_starts",
     "whole_node_sets",
 ]
 
@@ -198,3 +200,99 @@ def job_placements(
             )
         out.append(list(sets))
     return out
+
+
+def place_starts(
+    inst: Instance, start: np.ndarray, *, reserved: np.ndarray | None = None,
+    keep: np.ndarray | None = None, fill: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Give the jobs of a start array placements on the nodes, greedily: a node schedule.
+
+    Jobs are taken in order of start (larger first at equal starts, then
+    instance order). A job keeps its row of ``keep`` (a placement array) when
+    that placement still has room over its run; otherwise a one-node job
+    takes the node with the least room left over its run (best fit, the
+    first such node on ties), a multi-node job the lexicographically
+    smallest set of nodes wholly free over its run
+    (:func:`lexicographic_subset`). A job that finds no room, on the nodes or
+    in the pool, is dropped. With ``fill``, the jobs not run are then tried
+    in order of value (largest first), each at its first start and
+    placement with room. The greedy is not complete: a placement of every
+    job may exist when it drops one.
+
+    Parameters
+    ----------
+    inst
+        An instance with nodes.
+    start
+        Per-job start array (``-1``: not run), e.g. a schedule of the flat pool.
+    reserved
+        ``(num_nodes, horizon)`` GPUs withheld per node and slot (``None``: none).
+    keep
+        A placement array (``Schedule.to_placement_array``'s form) whose rows are
+        kept where they still fit.
+    fill
+        Then try to add the jobs not run.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The start array of the jobs placed (``-1`` for the ones dropped or
+        not run) and its placement array, a schedule feasible on the nodes
+        under ``curve`` reservation.
+
+    Raises
+    ------
+    ValueError
+        For an instance without nodes.
+    """
+    if not inst.has_nodes:
+        raise ValueError(f"inst: instance {inst.name!r} has no nodes to place jobs on")
+    n, sizes = inst.num_jobs, inst.node_gpus
+    free = np.repeat(sizes[:, None], inst.horizon, axis=1)
+    if reserved is not None:
+        free = free - np.asarray(reserved, dtype=np.int64)
+    pool = inst.batch_capacity("curve")
+    g, p, multi = inst.gpus, inst.durations, inst.multi_node
+    start = np.asarray(start, dtype=np.int64)
+    out = np.full(n, -1, dtype=np.int64)
+    place = np.full((n, inst.max_span), -1, dtype=np.int64)
+
+    def fit(j: int, s: int) -> list[int] | None:
+        w = slice(s, s + int(p[j]))
+        if pool[w].min(initial=int(g[j])) < g[j]:
+            return None
+        room = free[:, w].min(axis=1)
+        old = [] if keep is None else [int(k) for k in keep[j] if k >= 0]
+        if multi[j]:
+            whole = np.flatnonzero(room == sizes)
+            if old and set(old) <= set(whole.tolist()) and int(sizes[old].sum()) == g[j]:
+                return old
+            pick = lexicographic_subset(sizes[whole].tolist(), int(g[j]))
+            return whole[pick].tolist() if pick else None
+        if len(old) == 1 and room[old[0]] >= g[j]:
+            return old
+        ok = np.flatnonzero(room >= g[j])
+        return [int(ok[np.argmin(room[ok])])] if ok.size else None
+
+    def commit(j: int, s: int, nodes: list[int]) -> None:
+        w = slice(s, s + int(p[j]))
+        free[nodes, w] -= sizes[nodes][:, None] if multi[j] else g[j]
+        pool[w] -= g[j]
+        out[j] = s
+        place[j, : len(nodes)] = nodes
+
+    run = np.flatnonzero(start >= 0)
+    for j in run[np.lexsort((run, -g[run], start[run]))].tolist():
+        nodes = fit(j, int(start[j]))
+        if nodes is not None:
+            commit(j, int(start[j]), nodes)
+    if fill:
+        left = np.flatnonzero(out < 0)
+        for j in left[np.lexsort((left, -inst.job_values[left]))].tolist():
+            for s in range(int(inst.releases[j]), int(inst.deadlines[j] - p[j]) + 1):
+                nodes = fit(j, s)
+                if nodes is not None:
+                    commit(j, s, nodes)
+                    break
+    return out, place

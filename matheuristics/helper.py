@@ -123,18 +123,20 @@ class LNSHelper:
             logger.exception("LNS helper failed; HiGHS goes on alone")
 
     # ---------------------------------------------- milp.IncumbentHooks
-    def start(self, form: Any, start: Any, time_limit: float) -> None:
-        """Start the LNS thread from ``start``, for ``time_limit`` less :data:`HELPER_MARGIN_S`."""
-        self.attach(form, start)
+    def start(self, form: Any, start: Any, time_limit: float, place: Any = None) -> None:
+        """Start the LNS thread from ``start``, for ``time_limit`` less :data:`HELPER_MARGIN_S`.
+
+        On an instance with nodes the solver gives the placement as ``place=``.
+        """
+        self.attach(form, start if place is None else (start, place))
         self._thread = threading.Thread(target=self.run_lns,
                                         args=(max(0.0, time_limit - HELPER_MARGIN_S),), daemon=True)
         self._thread.start()
 
-    def incumbent(self, start: Any) -> None:
-        """HiGHS's improving solution (a start array, or ``(start, place)``): kept if it
-        is the best so far."""
+    def incumbent(self, start: Any, place: Any = None) -> None:
+        """HiGHS's improving solution (with ``place=`` on nodes): kept if it is the best so far."""
         assert self.form is not None
-        arrays, place = _split(start)
+        arrays, place = _split(start if place is None else (start, place))
         value = start_value(self.form.instance, arrays)
         with self.lock:
             if self._compare(value) > 0:

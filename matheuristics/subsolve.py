@@ -21,20 +21,16 @@ import numpy as np
 import milp
 from heuristics import start_value
 from instances import Instance, Status
-from instances.capacity import lexicographic_subset
-from milp.nodes import NodeFormulation, build_nodes, solve_highs_nodes
+from instances.capacity import place_starts
 
 from .windows import Window
 
-__all__ = ["Answer", "node_rows_hold", "place_window", "solve_flat", "solve_window"]
+__all__ = ["Answer", "place_window", "solve_flat", "solve_window"]
 
 logger = logging.getLogger(__name__)
 
 TOLERANCE = 1e-9
 """Values closer than this are equal in the search's comparisons."""
-
-ROW_TOLERANCE = 1e-6
-"""Slack of a row of the node model when a solver's answer is tested against it."""
 
 
 class Answer(NamedTuple):
@@ -109,13 +105,13 @@ def _solve_nodes(w: Window, time_limit: float) -> Answer:
     t0 = time.perf_counter()
     assert w.warm_place is not None
     try:
-        form = build_nodes(w.sub, reserved=w.reserved)
+        form = milp.build(w.sub, aggregate=False, reserved=w.reserved)
     except ValueError as e:  # e.g. a model over the column cap
         return Answer(None, None, None, str(e))
     if form.num_x == 0:  # no freed job can run in the window: nothing changes
         return Answer(Status.OPTIMAL, w.warm, w.warm_place)
     try:
-        raw = solve_highs_nodes(form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
+        raw = milp.solve_arrays(form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
                                 mip_gap=1e-4, threads=1, warm_start=(w.warm, w.warm_place),
                                 root_lp=False)
     except ValueError as e:  # a warm start the model has no column for (a bug upstream)
@@ -125,7 +121,7 @@ def _solve_nodes(w: Window, time_limit: float) -> Answer:
         return Answer(None, None, None, raw.message)
     if raw.start is None or raw.place is None:
         return Answer(raw.status, None, None)
-    if not node_rows_hold(form, raw.start, raw.place):
+    if not form.feasible(raw.start, raw.place):
         logger.warning("lns: window %s: the solver's answer violates its model", w.sub.name)
         return Answer(None, None, None, "the solver's answer violates the window's model")
     return Answer(raw.status, raw.start, raw.place)
@@ -141,47 +137,8 @@ def place_window(
     room, else a one-node job takes the node with the least room left over
     its run (best fit), a multi-node job the lexicographically smallest set
     of nodes wholly free over its run. ``None`` when some job finds no room
-    (the greedy is not complete: a placement may exist all the same). The
-    pool is not looked at (the start array must respect it already).
+    (the greedy is not complete: a placement may exist all the same): the
+    window's form of :func:`instances.capacity.place_starts`, the one greedy.
     """
-    sizes = sub.node_gpus
-    free = sizes[:, None] - np.asarray(reserved, dtype=np.int64)
-    place = np.full((sub.num_jobs, sub.max_span), -1, dtype=np.int64)
-    g, p = sub.gpus, sub.durations
-    run = np.flatnonzero(start >= 0)
-    for j in run[np.lexsort((run, -g[run], start[run]))].tolist():
-        w = slice(int(start[j]), int(start[j] + p[j]))
-        room = free[:, w].min(axis=1)
-        if sub.multi_node[j]:
-            whole = np.flatnonzero(room == sizes)
-            old = [] if keep is None else [int(k) for k in keep[j] if k >= 0]
-            if old and set(old) <= set(whole.tolist()) and int(sizes[old].sum()) == g[j]:
-                nodes = old
-            else:
-                pick = lexicographic_subset(sizes[whole].tolist(), int(g[j]))
-                if not pick:
-                    return None
-                nodes = whole[pick].tolist()
-            free[nodes, w] -= sizes[nodes][:, None]
-        else:
-            k = -1 if keep is None else int(keep[j, 0])
-            if k < 0 or room[k] < g[j]:
-                ok = np.flatnonzero(room >= g[j])
-                if ok.size == 0:
-                    return None
-                k = int(ok[np.argmin(room[ok])])
-            nodes = [k]
-            free[k, w] -= g[j]
-        place[j, : len(nodes)] = nodes
-    return place
-
-
-def node_rows_hold(form: NodeFormulation, start: np.ndarray, place: np.ndarray) -> bool:
-    """Whether a schedule's arrays are a point of the node model: columns exist, rows hold."""
-    try:
-        x = form.encode(start, place)
-    except ValueError:
-        return False
-    ax = form.A @ x
-    return bool(np.all(ax <= form.row_upper + ROW_TOLERANCE)
-                and np.all(ax >= form.row_lower - ROW_TOLERANCE))
+    out, place = place_starts(sub, start, reserved=reserved, keep=keep)
+    return place if np.array_equal(out, start) else None

@@ -2,28 +2,35 @@
 
 ::
 
-    form = milp.build(inst)                      # arrays, no solving
+    form = milp.build(inst)                      # arrays, no solving (flat, or on nodes)
     form.to_pulp(); form.write_mps("m.mps")     # export
     res = milp.solve(inst, time_limit=60, warm_start=None)   # HiGHS
     res = milp.solve(inst, backend="cpsat")      # the independent cross-check
-    res = milp.solve(node_inst)                  # an instance with nodes: the node model
     milp.price_of_topology(node_inst, 60)        # flat optimum minus node optimum, or bounds
 
+One model for every instance: a flat pool is one node of ``G`` GPUs
+(:mod:`instances.capacity`), so an instance with nodes is solved by the same
+build, backends and checks, with node rows where they can bind.
+
 Backends (:data:`BACKENDS`): ``highs`` (method ``milp``), ``pulp``
-(``milp-pulp``), ``cpsat`` (``cpsat``). Every result's value is recomputed by
-the checker and its upper bound is never below a feasible value.
+(``milp-pulp``), ``cpsat`` (``cpsat``), ``portfolio`` (``milp``). Every
+result's value is recomputed by the checker and its upper bound is never
+below a feasible value.
 
 This package knows no heuristic: a warm start is given to it, and work beside
 the search (the LNS helper) comes in through :class:`IncumbentHooks`. The
 automatic warm start and the helper are in :mod:`matheuristics`, above both.
 """
 
-from ._common import IncumbentHooks, RawSolve
+from .backend import IncumbentHooks, RawSolve, Solution
 from .bound import BOUND_METHODS, Bound, bound
-from .formulation import DEFAULT_MAX_COLUMNS, Formulation, build
-from .nodes import NodeFormulation, PriceOfTopology, build_nodes, price_of_topology, solve_nodes
+from .builder import build
+from .formulation import DEFAULT_MAX_COLUMNS, Formulation
+from .nodes import NodeFormulation, build_nodes, solve_nodes
 from .progress import Progress
 from .solver import BACKENDS, METHOD_BACKENDS, METHOD_NAMES, solve, solve_arrays
+from .symmetry import SYMMETRY
+from .topology import PriceOfTopology, price_of_topology
 
 __all__ = [
     "BACKENDS",
@@ -31,6 +38,7 @@ __all__ = [
     "DEFAULT_MAX_COLUMNS",
     "METHOD_BACKENDS",
     "METHOD_NAMES",
+    "SYMMETRY",
     "Bound",
     "Formulation",
     "IncumbentHooks",
@@ -38,6 +46,7 @@ __all__ = [
     "PriceOfTopology",
     "Progress",
     "RawSolve",
+    "Solution",
     "bound",
     "build",
     "build_nodes",

@@ -4,7 +4,13 @@ A different model of the same problem: one optional interval per job (start
 domain = the starts that have a column in the MILP), one cumulative
 constraint of capacity ``G`` in which the inference demand is a set of fixed
 intervals (one per run of equal summed demand). Identical jobs are ordered
-(presence and start) to break their symmetry.
+(presence and start) to break their symmetry. On nodes a job also chooses
+one of its placements (a literal each, exactly one when it runs; a start
+domain of its own where the MILP has fewer columns there), and each node
+that has a capacity row in the MILP gets a cumulative of its GPUs holding
+the intervals placed there (``g_j``, or the node's GPUs for a multi-node
+job) and the GPUs withheld there as fixed intervals. A flat pool has no such
+node: its model is the one above.
 
 CP-SAT needs integer objective coefficients. Each job value ``v_j`` is scaled
 by ``S`` (a power of ten making every value an integer when one up to 10^6
@@ -18,17 +24,18 @@ from __future__ import annotations
 
 import math
 import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from instances import Status
 
-from ._common import RawSolve
+from .backend import RawSolve, Solution, as_solution
 from .formulation import Formulation
 from .progress import Progress
 
-__all__ = ["objective_scale", "solve_cpsat"]
+__all__ = ["demand_runs", "objective_scale", "solve_cpsat"]
 
 
 def objective_scale(values: np.ndarray) -> tuple[float, np.ndarray]:
@@ -57,7 +64,7 @@ def objective_scale(values: np.ndarray) -> tuple[float, np.ndarray]:
     return scale, coef
 
 
-def _demand_runs(total: np.ndarray) -> list[tuple[int, int, int]]:
+def demand_runs(total: np.ndarray) -> list[tuple[int, int, int]]:
     """Maximal runs ``(start, length, height)`` of equal positive demand."""
     runs = []
     t, T = 0, total.size
@@ -72,62 +79,37 @@ def _demand_runs(total: np.ndarray) -> list[tuple[int, int, int]]:
 
 
 def solve_cpsat(
-    form: Formulation,
-    *,
-    time_limit: float,
-    mip_gap: float,
-    threads: int,
-    warm_start: np.ndarray | None,
-    progress: Progress | None,
-    seed: int = 0,
-    stop: threading.Event | None = None,
-    **options: Any,
+    form: Formulation, *, time_limit: float, mip_gap: float, threads: int,
+    warm_start: Solution | np.ndarray | None, progress: Progress | None, seed: int = 0,
+    stop: threading.Event | None = None, **options: Any,
 ) -> RawSolve:
     """Solve with OR-Tools CP-SAT (``threads`` search workers).
 
     ``stop``, when set by another solver of a portfolio, ends the search.
-    ``**options`` are CP-SAT parameters by name (``interleave_search=True``, ...).
+    The warm start becomes solution hints (its placement relabelled as
+    ``form.encode`` does). ``**options`` are CP-SAT parameters by name
+    (``interleave_search=True``, ...).
     """
     from ortools.sat.python import cp_model
-    from ortools.util.python import sorted_interval_list
 
     inst = form.instance
     model = cp_model.CpModel()
     scale, coef = objective_scale(inst.job_values)
-    starts: dict[int, Any] = {}
-    present: dict[int, Any] = {}
-    intervals, heights = [], []
-    group_cols = np.split(np.arange(form.num_cols), np.flatnonzero(np.diff(form.col_group)) + 1)
-    for cols in group_cols:
-        if cols.size == 0:
-            continue
-        k = int(form.col_group[cols[0]])
-        domain = sorted_interval_list.Domain.from_values(form.col_start[cols].tolist())
-        previous = None
-        for j in form.groups[k].tolist():
-            job = inst.jobs[j]
-            s = model.new_int_var_from_domain(domain, f"start_{job.name}")
-            x = model.new_bool_var(f"run_{job.name}")
-            intervals.append(
-                model.new_optional_fixed_size_interval_var(s, job.duration, x, f"iv_{job.name}")
-            )
-            heights.append(job.gpus)
-            starts[j], present[j] = s, x
-            if previous is not None:  # identical jobs: run and start in order
-                model.add_implication(x, present[previous])
-                model.add(starts[previous] <= s).only_enforce_if(x)
-            previous = j
-    for t, length, height in _demand_runs(np.asarray(inst.total_demand)):
-        intervals.append(model.new_fixed_size_interval_var(t, length, f"demand_{t}"))
-        heights.append(height)
-    model.add_cumulative(intervals, heights, inst.num_gpus)
-    model.maximize(sum(int(coef[j]) * x for j, x in present.items()))
-    if warm_start is not None:
-        for j, x in present.items():
-            run = int(warm_start[j]) >= 0
-            model.add_hint(x, run)
-            if run:
-                model.add_hint(starts[j], int(warm_start[j]))
+    jobs = _job_vars(form, model)
+    for t, length, height in demand_runs(np.asarray(inst.total_demand)):
+        jobs.pool.append(model.new_fixed_size_interval_var(t, length, f"demand_{t}"))
+        jobs.heights.append(height)
+    model.add_cumulative(jobs.pool, jobs.heights, inst.num_gpus)
+    for k, (ivs, hs) in jobs.nodes.items():
+        cap = int(form.node_free[k].max(initial=0))
+        for t, length, height in demand_runs(cap - form.node_free[k]):
+            ivs.append(model.new_fixed_size_interval_var(t, length, f"withheld_{k}_{t}"))
+            hs.append(height)
+        model.add_cumulative(ivs, hs, cap)
+    model.maximize(sum(int(coef[j]) * x for j, x in jobs.present.items()))
+    ws = as_solution(warm_start)
+    if ws is not None:
+        _hint(form, model, jobs, ws)
 
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit)
@@ -152,12 +134,17 @@ def solve_cpsat(
     finally:
         done.set()
     name = solver.status_name(code)
-    start = None
+    start = place = None
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         start = np.full(inst.num_jobs, -1, dtype=np.int64)
-        for j, x in present.items():
+        for j, x in jobs.present.items():
             if solver.boolean_value(x):
-                start[j] = solver.value(starts[j])
+                start[j] = solver.value(jobs.starts[j])
+        if inst.has_nodes:
+            place = np.full((inst.num_jobs, inst.max_span), -1, dtype=np.int64)
+            for (j, q), lit in jobs.on.items():
+                if solver.boolean_value(lit):
+                    place[j] = form.place_nodes[q][: inst.max_span]
     if code == cp_model.OPTIMAL:
         status = Status.OPTIMAL
     elif code in (cp_model.FEASIBLE, cp_model.UNKNOWN):
@@ -178,4 +165,88 @@ def solve_cpsat(
         lp_bound=None,
         nodes=int(solver.num_branches),
         message=f"CP-SAT: {name}, objective scale {scale:g}",
+        place=place,
     )
+
+
+@dataclass
+class _JobVars:
+    """The model's variables: per job a start and a presence, per (job, placement) a literal."""
+
+    starts: dict[int, Any] = field(default_factory=dict)
+    present: dict[int, Any] = field(default_factory=dict)
+    on: dict[tuple[int, int], Any] = field(default_factory=dict)
+    pool: list[Any] = field(default_factory=list)
+    heights: list[int] = field(default_factory=list)
+    nodes: dict[int, tuple[list[Any], list[int]]] = field(default_factory=dict)
+
+
+def _job_vars(form: Formulation, model: Any) -> _JobVars:
+    """Intervals of every job on the pool and on the nodes that have a capacity row."""
+    from ortools.util.python import sorted_interval_list
+
+    inst = form.instance
+    out = _JobVars()
+    bound = set(form.bound_nodes.tolist())
+    out.nodes = {k: ([], []) for k in sorted(bound)}
+    group_cols = np.split(np.arange(form.num_x), np.flatnonzero(np.diff(form.col_group)) + 1)
+    for cols in group_cols:
+        if cols.size == 0:
+            continue
+        k = int(form.col_group[cols[0]])
+        union = np.unique(form.col_start[cols])
+        n_starts = union.size
+        domain = sorted_interval_list.Domain.from_values(union.tolist())
+        qs = np.unique(form.col_place[cols]).tolist()
+        previous = None
+        for j in form.groups[k].tolist():
+            job = inst.jobs[j]
+            s = model.new_int_var_from_domain(domain, f"start_{job.name}")
+            x = model.new_bool_var(f"run_{job.name}")
+            iv = model.new_optional_fixed_size_interval_var(s, job.duration, x, f"iv_{job.name}")
+            out.pool.append(iv)
+            out.heights.append(job.gpus)
+            out.starts[j], out.present[j] = s, x
+            if previous is not None:  # identical jobs: run and start in order
+                model.add_implication(x, out.present[previous])
+                model.add(out.starts[previous] <= s).only_enforce_if(x)
+            previous = j
+            if not inst.has_nodes:
+                continue
+            lits = []
+            for q in qs:
+                where = form.placements[q]
+                lit = x if len(qs) == 1 else model.new_bool_var(f"run_{job.name}@{q}")
+                own = form.col_start[cols[form.col_place[cols] == q]]
+                if own.size < n_starts:  # fewer starts on this placement than on the union
+                    model.add_linear_expression_in_domain(
+                        s, sorted_interval_list.Domain.from_values(own.tolist())).only_enforce_if(lit)
+                on = iv if lit is x else model.new_optional_fixed_size_interval_var(
+                    s, job.duration, lit, f"iv_{job.name}@{q}")
+                for node in bound.intersection(where):
+                    out.nodes[node][0].append(on)
+                    out.nodes[node][1].append(job.gpus if len(where) == 1 else int(inst.node_gpus[node]))
+                out.on[(j, q)] = lit
+                lits.append(lit)
+            if len(lits) > 1:
+                model.add(sum(lits) == x)
+    return out
+
+
+def _hint(form: Formulation, model: Any, jobs: _JobVars, ws: Solution) -> None:
+    """The warm start as solution hints (placements relabelled as ``form.encode`` does)."""
+    start, place = ws
+    if place is not None and form.reduced:
+        place = form.canonical(start, place)
+    index = {q: i for i, q in enumerate(form.placements)}
+    for j, x in jobs.present.items():
+        run = int(start[j]) >= 0
+        model.add_hint(x, run)
+        if run:
+            model.add_hint(jobs.starts[j], int(start[j]))
+    if place is None:
+        return
+    for (j, q), lit in jobs.on.items():
+        if lit is not jobs.present[j]:
+            model.add_hint(lit, int(start[j]) >= 0
+                           and index.get(tuple(int(k) for k in place[j] if k >= 0)) == q)

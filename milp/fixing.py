@@ -13,7 +13,9 @@ valid bound is ``max(V, bound of the reduced model)``.
 
 The test is vectorized over all columns of a :class:`~milp.Formulation`;
 a group of identical jobs (an integer column) is handled the same way, one
-copy forced at ``s``.
+copy forced at ``s``. On nodes the multipliers are the flat relaxation's
+(the pool rows relaxed, the node rows dropped: a relaxation of the node
+problem), so a column is removed with every placement at its start.
 """
 
 from __future__ import annotations
@@ -98,12 +100,11 @@ def reduced_cost_fixing(form: Formulation, lam: object, value: float) -> Fixing:
     inst = form.instance
     lam = check_multipliers(inst, lam)
     total = lagrangian_value(inst, lam)
-    if form.num_cols == 0:
-        keep = np.ones(0, dtype=bool)
-    else:
+    keep = np.ones(form.num_cols, dtype=bool)  # the running sums of symmetry rows stay
+    if form.num_x:
         forced = column_bounds(inst, lam, form.col_job, form.col_start, total)
         slack = FIXING_TOLERANCE * max(abs(value), abs(total), 1e-12)
-        keep = forced >= value - slack
+        keep[: form.num_x] = forced >= value - slack
     keep.setflags(write=False)
     return Fixing(keep, float(value), total)
 

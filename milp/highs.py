@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
-import sys
 import threading
 import time
 from typing import Any
@@ -14,16 +12,15 @@ import numpy as np
 
 from instances import Status
 
-from ._common import IncumbentHooks, RawSolve
+from .backend import IncumbentHooks, RawSolve, Solution, as_solution
+from .export import objective_scale, pass_model, silence_banner
 from .formulation import Formulation
 from .progress import Progress
 
 __all__ = [
     "PRESOLVE_SECONDS_PER_NONZERO", "PROBING_SECONDS_PER_NONZERO", "ROOT_LP_SECONDS_PER_NONZERO",
-    "ROOT_LP_SHARE", "STATUS",
-    "lp_relaxation", "lp_solution", "pass_model", "presolve_rules_off", "root_lp_fits",
-    "silence_banner",
-    "solve_highs",
+    "ROOT_LP_SHARE", "STATUS", "lp_relaxation", "lp_solution", "new_highs", "objective_scale",
+    "pass_model", "presolve_rules_off", "root_lp_fits", "silence_banner", "solve_highs",
 ]
 
 logger = logging.getLogger(__name__)
@@ -93,37 +90,11 @@ WATCHDOG_GRACE_S = 0.5
 past its time limit."""
 
 _threads_in_use: list[int] = []
-_banner_lock = threading.Lock()
-_banner_done: list[bool] = []
 _pool_lock = threading.Lock()
 
 
-def silence_banner() -> None:
-    """Create the process's first ``Highs`` with the C-level stdout closed.
-
-    HiGHS prints its two-line banner to stdout when the first instance of a
-    process is created, before any option can turn output off; that would
-    break the command line's one-line ``--json`` output. Later instances
-    print nothing.
-    """
-    with _banner_lock:
-        if _banner_done:
-            return
-        import highspy
-
-        sys.stdout.flush()
-        saved = os.dup(1)
-        try:
-            with open(os.devnull, "w") as null:
-                os.dup2(null.fileno(), 1)
-                highspy.Highs()
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-        _banner_done.append(True)
-
-
-def _new_highs(threads: int) -> Any:
+def new_highs(threads: int) -> Any:
+    """A silent ``highspy.Highs`` on ``threads`` threads (the process-wide pool reset if needed)."""
     import highspy
 
     silence_banner()
@@ -139,46 +110,11 @@ def _new_highs(threads: int) -> Any:
     return h
 
 
-def objective_scale(c: np.ndarray) -> float:
-    """Power of two that brings the largest objective coefficient near 1,000.
-
-    HiGHS reads a cost of 1e20 or more as infinite and treats costs near its
-    tolerances (about 1e-7) as zero, so values far from 1 would give a
-    refused model or a wrong optimum. Multiplying by a power of two is exact
-    in floating point, and dividing HiGHS's objective and bound by it gives
-    them back unchanged. Coefficients whose largest is within
-    ``[1e-3, 1e6]`` keep their scale (1.0).
-    """
-    top = float(np.abs(c).max(initial=0.0))
-    if top == 0.0 or 1e-3 <= top <= 1e6:
-        return 1.0
-    return float(2.0 ** (10 - math.ceil(math.log2(top))))
-
-
-def pass_model(h: Any, form: Formulation, scale: float | None = None) -> float:
-    """Pass ``form`` to ``h`` with its objective scaled (by :func:`objective_scale` unless
-    ``scale`` is given); return the scale."""
-    import highspy
-
-    A = form.A
-    scale = objective_scale(form.c) if scale is None else scale
-    status = h.passModel(
-        form.num_cols, form.num_rows, form.nnz,
-        int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMaximize), 0.0,
-        form.c * scale, form.col_lower, form.col_upper, form.row_lower, form.row_upper,
-        A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data,
-        form.integrality.astype(np.int32),
-    )
-    if status == highspy.HighsStatus.kError:
-        raise RuntimeError("HiGHS refused the model (passModel returned kError)")
-    return scale
-
-
 def lp_solution(
     form: Formulation, time_limit: float, threads: int = 1
 ) -> tuple[float, np.ndarray] | None:
     """The LP relaxation of ``form``: bound and column vector (``None`` if not solved in time)."""
-    h = _new_highs(threads)
+    h = new_highs(threads)
     h.setOptionValue("time_limit", max(0.0, float(time_limit)))
     h.setOptionValue("solve_relaxation", True)
     scale = pass_model(h, form)
@@ -201,7 +137,7 @@ def solve_highs(
     time_limit: float,
     mip_gap: float,
     threads: int,
-    warm_start: np.ndarray | None,
+    warm_start: Solution | np.ndarray | None,
     progress: Progress | None,
     root_lp: bool = True,
     seed: int = 0,
@@ -209,7 +145,7 @@ def solve_highs(
     hooks: IncumbentHooks | None = None,
     **options: Any,
 ) -> RawSolve:
-    """Solve with highspy.
+    """Solve with highspy (flat or on nodes: the warm start is relabelled by ``form.encode``).
 
     Parameters
     ----------
@@ -239,19 +175,20 @@ def solve_highs(
         Further HiGHS options by name (``presolve="off"``, ...).
     """
     t0 = time.perf_counter()
+    ws = as_solution(warm_start)
     if hooks is not None:
         threads = 1
     if progress is not None and root_lp:
         progress.set_phase("LP")
     # the root LP takes at most a share of the limit: the search needs the rest
     lp_bound = lp_relaxation(form, ROOT_LP_SHARE * time_limit, threads) if root_lp else None
-    h = _new_highs(threads)
+    h = new_highs(threads)
     started = False
     try:
         if hooks is not None:  # started once HiGHS's thread pool is set up for one thread
-            ws = warm_start if warm_start is not None else np.full(
-                form.instance.num_jobs, -1, dtype=np.int64)
-            hooks.start(form, ws, max(0.0, time_limit - (time.perf_counter() - t0)))
+            first = ws if ws is not None else _nothing_run(form)
+            hooks.start(form, first[0], max(0.0, time_limit - (time.perf_counter() - t0)),
+                        **_place_kw(first))
             started = True
         remaining = max(0.0, time_limit - (time.perf_counter() - t0))
         if remaining <= 0.0:
@@ -279,9 +216,8 @@ def solve_highs(
             if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
                 raise ValueError(f"params: HiGHS rejects option {key}={value!r}")
         scale = pass_model(h, form)
-        if warm_start is not None:
-            x = form.encode(warm_start)
-            h.setSolution(form.num_cols, np.arange(form.num_cols, dtype=np.int32), x)
+        if ws is not None:
+            h.setSolution(form.num_cols, np.arange(form.num_cols, dtype=np.int32), form.encode(*ws))
         if progress is not None:
             progress.set_phase("search")
             h.cbMipInterrupt.subscribe(progress.highs_callback(scale))
@@ -306,17 +242,13 @@ def solve_highs(
     key = str(h.getModelStatus()).rsplit(".", 1)[-1]
     status = STATUS.get(key, Status.ERROR)
     info = h.getInfo()
-    start = None
+    start = place = None
     if info.primal_solution_status == 2:  # kSolutionStatusFeasible
-        start = form.decode(np.asarray(h.getSolution().col_value))
+        start, place = form.decode(np.asarray(h.getSolution().col_value))
     # the dual bound exists only once the MIP solver has run (node count >= 0)
     dual = float(info.mip_dual_bound) / scale if info.mip_node_count >= 0 else math.inf
     message = f"HiGHS: {name}" if status is not Status.ERROR else f"HiGHS model status: {name}"
-    alternatives: tuple[np.ndarray, ...] = ()
-    if hooks is not None:
-        message += f"; {hooks.summary()}"
-        best = hooks.best()
-        alternatives = () if best is None else (best,)
+    message, alternatives = _hooks_best(hooks, message)
     return RawSolve(
         status=status,
         start=start,
@@ -325,31 +257,50 @@ def solve_highs(
         nodes=int(info.mip_node_count) if info.mip_node_count >= 0 else None,
         message=message,
         alternatives=alternatives,
+        place=place,
     )
 
 
 def _no_search(form: Formulation, lp_bound: float | None, hooks: IncumbentHooks | None,
                message: str) -> RawSolve:
     """The answer when no time is left for the MIP search: the LP bound and the hooks' best."""
-    alternatives: tuple[np.ndarray, ...] = ()
     if hooks is not None:
         hooks.stop()
-        message += f"; {hooks.summary()}"
-        best = hooks.best()
-        alternatives = () if best is None else (best,)
+    message, alternatives = _hooks_best(hooks, message)
     return RawSolve(Status.TIME_LIMIT, None, None, lp_bound, None, message, alternatives)
+
+
+def _hooks_best(hooks: IncumbentHooks | None, message: str) -> tuple[str, tuple[Solution, ...]]:
+    """The message with the hooks' summary, and their best solution (once they have stopped)."""
+    if hooks is None:
+        return message, ()
+    best = as_solution(hooks.best())
+    return f"{message}; {hooks.summary()}", () if best is None else (best,)
+
+
+def _nothing_run(form: Formulation) -> Solution:
+    inst = form.instance
+    n = inst.num_jobs
+    place = np.full((n, inst.max_span), -1, dtype=np.int64) if inst.has_nodes else None
+    return np.full(n, -1, dtype=np.int64), place
+
+
+def _place_kw(sol: Solution) -> dict[str, Any]:
+    """``place=`` for the hooks on an instance with nodes; nothing on a flat one."""
+    return {} if sol[1] is None else {"place": sol[1]}
 
 
 def _subscribe_hooks(h: Any, form: Formulation, hooks: IncumbentHooks) -> None:
     """HiGHS's improving solutions to ``hooks``, and what they offer back to HiGHS."""
 
     def improving(e: Any) -> None:
-        hooks.incumbent(form.decode(np.asarray(e.data_out.mip_solution)))
+        sol = form.decode(np.asarray(e.data_out.mip_solution))
+        hooks.incumbent(sol[0], **_place_kw(sol))
 
     def user_solution(e: Any) -> None:
-        start = hooks.offer()
-        if start is not None:
-            e.data_in.setSolution(form.encode(start))
+        sol = as_solution(hooks.offer())
+        if sol is not None:
+            e.data_in.setSolution(form.encode(*sol))
 
     h.cbMipImprovingSolution.subscribe(improving)
     h.cbMipUserSolution.subscribe(user_solution)

@@ -17,7 +17,7 @@ import numpy as np
 
 from instances import Status
 
-from ._common import RawSolve
+from .backend import RawSolve, Solution, as_solution
 from .formulation import Formulation
 from .highs import STATUS, lp_relaxation, silence_banner
 from .progress import Progress
@@ -28,14 +28,8 @@ logger = logging.getLogger(__name__)
 
 
 def solve_pulp(
-    form: Formulation,
-    *,
-    time_limit: float,
-    mip_gap: float,
-    threads: int,
-    warm_start: np.ndarray | None,
-    progress: Progress | None,
-    solver: str = "auto",
+    form: Formulation, *, time_limit: float, mip_gap: float, threads: int,
+    warm_start: Solution | np.ndarray | None, progress: Progress | None, solver: str = "auto",
     root_lp: bool = True,
 ) -> RawSolve:
     """Solve ``form`` through PuLP.
@@ -49,6 +43,7 @@ def solve_pulp(
     """
     import pulp
 
+    ws = as_solution(warm_start)
     if solver not in ("auto", "highs", "cbc"):
         raise ValueError(f"params: solver must be 'auto', 'highs' or 'cbc', got {solver!r}")
     silence_banner()
@@ -60,24 +55,24 @@ def solve_pulp(
         cmd: Any = pulp.HiGHS(
             msg=False, timeLimit=float(time_limit), gapRel=float(mip_gap), threads=int(threads)
         )
-        if warm_start is not None:
+        if ws is not None:
             notes.append("PuLP's HiGHS interface takes no warm start")
     else:
-        if warm_start is not None:
-            for v, val in zip(xs, form.encode(warm_start).tolist()):
+        if ws is not None:
+            for v, val in zip(xs, form.encode(*ws).tolist()):
                 v.setInitialValue(val)
         with warnings.catch_warnings():  # PuLP 3.3 deprecates its bundled CBC, still works
             warnings.simplefilter("ignore", DeprecationWarning)
             cmd = pulp.PULP_CBC_CMD(
                 msg=False, timeLimit=float(time_limit), gapRel=float(mip_gap),
-                threads=int(threads), warmStart=warm_start is not None,
+                threads=int(threads), warmStart=ws is not None,
             )
     prob.solve(cmd)
     values = [v.varValue for v in xs]
     has_solution = all(v is not None for v in values) and prob.sol_status in (
         pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible,
     )
-    start = form.decode(np.asarray(values, dtype=np.float64)) if has_solution else None
+    start, place = form.decode(np.asarray(values, dtype=np.float64)) if has_solution else (None, None)
     if use_highs:
         h = prob.solverModel
         key = str(h.getModelStatus()).rsplit(".", 1)[-1]
@@ -111,4 +106,5 @@ def solve_pulp(
         lp_bound=lp_bound,
         nodes=nodes,
         message="; ".join(notes),
+        place=place,
     )

@@ -1,19 +1,16 @@
-"""``milp.solve``: build, hand to a backend, check, and bound honestly.
+"""``milp.solve``: build, hand to a backend, check, and bound honestly; flat or on nodes.
 
-Whatever the backend says, the returned :class:`~instances.Result` holds
+:func:`solve` builds the one formulation (:func:`milp.build`: on a flat
+instance the flat model, on nodes the node model), holds the bounds beside
+the backend (:mod:`milp.held`; on nodes also the flat model's, from a short
+solve of it first, whose incumbent placed on the nodes is a warm start too),
+runs the backend through :func:`solve_arrays`, and returns what
+:func:`milp.assemble.assemble` makes of it: the best checked schedule and a
+bound never below it.
 
-* the best *checked* schedule among the solver's incumbent, the hooks' best
-  and the warm start (its value recomputed by :func:`instances.evaluate`,
-  never the solver's objective);
-* an ``upper_bound`` that is the smallest of the valid bounds at hand (the
-  solver's dual bound, the LP relaxation, the value of running every job that
-  has a column), and never below the schedule's value: a dual bound below a
-  checked value by more than the tolerance is a bug, reported as status
-  ``error`` with the figures in ``message``.
-
-:func:`solve_arrays` is the same solve on arrays (a formulation and a start
-array in, a :class:`RawSolve` out, no checker): :func:`solve` runs it, and
-so does the large-neighbourhood search of :mod:`matheuristics`, window
+:func:`solve_arrays` is the same solve on arrays (a formulation and a
+solution in, a :class:`RawSolve` out, no checker): :func:`solve` runs it,
+and so does the large-neighbourhood search of :mod:`matheuristics`, window
 after window.
 """
 
@@ -27,15 +24,19 @@ from typing import Any
 
 import numpy as np
 
-from instances import InfeasibleScheduleError, Instance, Result, Schedule, Status, evaluate
-from instances.rounding import tolerance
+from instances import Instance, Result, Schedule, Status
+from instances.capacity import place_starts
 
-from ._common import Backend, IncumbentHooks, RawSolve
-from .bound import HeldBounds, bound_after_solve, bounds_before_solve
-from .formulation import DEFAULT_MAX_COLUMNS, DEFAULT_ROUNDING, Formulation, build
+from .assemble import assemble
+from .backend import Backend, IncumbentHooks, RawSolve, Solution
+from .builder import build
+from .formulation import DEFAULT_MAX_COLUMNS, DEFAULT_ROUNDING, Formulation
+from .held import bound_after_solve, bounds_before_solve
 from .progress import Progress
+from .warm import WarmStart, warm_start_arrays
 
-__all__ = ["BACKENDS", "METHOD_BACKENDS", "METHOD_NAMES", "solve", "solve_arrays"]
+__all__ = ["BACKENDS", "FLAT_SHARE", "HOOK_BACKENDS", "METHOD_BACKENDS", "METHOD_NAMES",
+           "check_args", "solve", "solve_arrays"]
 
 logger = logging.getLogger(__name__)
 
@@ -58,62 +59,14 @@ def _cpsat(*args: Any, **kwargs: Any) -> RawSolve:
     return solve_cpsat(*args, **kwargs)
 
 
-def portfolio(
-    form: Any, *, time_limit: float, mip_gap: float, threads: int, warm_start: np.ndarray | None,
-    progress: Progress | None, **params: Any,
-) -> RawSolve:
-    """HiGHS (one thread) and CP-SAT (``threads - 1`` workers) side by side.
+def _portfolio(*args: Any, **kwargs: Any) -> RawSolve:
+    from .portfolio import portfolio
 
-    Both start from the warm start and run in parallel threads (both solvers
-    release the GIL); the first to prove optimality stops the other. The
-    result keeps both incumbents (the checker picks the better one) and the
-    smaller of the two valid upper bounds.
-    """
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
-
-    stop = threading.Event()
-
-    def run(name: str, fn: Backend, **kw: Any) -> RawSolve:
-        try:
-            raw = fn(form, time_limit=time_limit, mip_gap=mip_gap, warm_start=warm_start,
-                     stop=stop, **kw)
-        except Exception as e:  # one failed solver leaves the other's answer
-            logger.exception("portfolio: %s failed", name)
-            raw = RawSolve(Status.ERROR, message=f"{name}: {type(e).__name__}: {e}")
-        if raw.status is Status.OPTIMAL:
-            stop.set()
-        return raw
-
-    with ThreadPoolExecutor(2) as pool:
-        fh = pool.submit(run, "HiGHS", _highs, threads=1, progress=progress, **params)
-        fc = pool.submit(run, "CP-SAT", _cpsat, threads=max(1, threads - 1), progress=None)
-        h, c = fh.result(), fc.result()
-    ok = [r for r in (h, c) if r.status is not Status.ERROR]
-    starts = sorted(
-        (r.start for r in ok if r.start is not None),
-        key=lambda a: -float(form.instance.job_values[a >= 0].sum()),
-    )
-    bounds = [r.dual_bound for r in ok if r.dual_bound is not None]
-    if any(r.status is Status.OPTIMAL for r in ok):
-        status = Status.OPTIMAL
-    elif ok:
-        status = Status.TIME_LIMIT
-    else:
-        status = Status.ERROR
-    return RawSolve(
-        status=status,
-        start=starts[0] if starts else None,
-        dual_bound=min(bounds) if bounds else None,
-        lp_bound=h.lp_bound if h.status is not Status.ERROR else None,
-        nodes=h.nodes,
-        message=f"portfolio: {h.message}; {c.message}",
-        alternatives=tuple(starts[1:]),
-    )
+    return portfolio(*args, **kwargs)
 
 
 BACKENDS: dict[str, Backend] = {
-    "highs": _highs, "pulp": _pulp, "cpsat": _cpsat, "portfolio": portfolio,
+    "highs": _highs, "pulp": _pulp, "cpsat": _cpsat, "portfolio": _portfolio,
 }
 """Backend name -> solver function (imported lazily)."""
 
@@ -132,20 +85,12 @@ method winning (``milp`` is ``highs``, not ``portfolio``)."""
 HOOK_BACKENDS: frozenset[str] = frozenset({"highs"})
 """Backends that call :class:`IncumbentHooks`."""
 
-
-def _tolerance(inst: Instance, value: float) -> float:
-    """Slack for comparing values and bounds: relative, on the scale of the job values.
-
-    ``1e-6`` times the larger of ``|value|`` and the smallest positive job
-    value, so that instances whose values are all far below 1 are held to
-    the same relative standard as the others.
-    """
-    values = inst.job_values[inst.job_values > 0]
-    floor = float(values.min()) if values.size else 1.0
-    return tolerance(value, floor)
+FLAT_SHARE = 0.1
+"""On nodes, the share of :func:`solve`'s time limit the flat solve first may take (at most 10 s)."""
 
 
-def _check_args(backend: str, time_limit: Any, mip_gap: Any, threads: Any) -> None:
+def check_args(backend: str, time_limit: Any, mip_gap: Any, threads: Any) -> None:
+    """Refuse an unknown backend or a bad time limit, gap or thread count (``ValueError``)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend: must be one of {list(BACKENDS)}, got {backend!r}")
     if not (isinstance(time_limit, (int, float)) and time_limit >= 0 and not math.isnan(time_limit)):
@@ -156,51 +101,12 @@ def _check_args(backend: str, time_limit: Any, mip_gap: Any, threads: Any) -> No
         raise ValueError(f"threads: must be an integer >= 1, got {threads!r}")
 
 
-def _warm_start_array(inst: Instance, warm_start: Any) -> tuple[np.ndarray | None, str]:
-    """The start array of a warm start (checked) and a label for it."""
-    if warm_start is None:
-        return None, ""
-    if isinstance(warm_start, str):
-        if warm_start == "auto":
-            raise ValueError(
-                "warm_start: 'auto' is resolved above the MILP, by matheuristics.solve_milp "
-                "(what gpusched.solve(inst, 'milp') runs); milp.solve takes None, a Schedule, "
-                "a Result or a start array"
-            )
-        raise ValueError(
-            f"warm_start: must be None, a Schedule, a Result or a start array, got {warm_start!r}"
-        )
-    if isinstance(warm_start, Result):
-        schedule, source = warm_start.schedule, warm_start.method
-    elif isinstance(warm_start, Schedule):
-        schedule, source = warm_start, "given schedule"
-    elif isinstance(warm_start, np.ndarray) and warm_start.dtype.kind in "iu":
-        schedule, source = Schedule.from_array(inst, warm_start), "given start array"
-    else:
-        raise ValueError(
-            "warm_start: must be None, a Schedule, a Result or an integer start array, got "
-            f"{type(warm_start).__name__}"
-        )
-    try:
-        evaluate(inst, schedule)
-    except InfeasibleScheduleError as e:
-        raise ValueError(f"warm_start: the schedule is infeasible: {e}") from None
-    return schedule.to_array(inst), source
-
-
 def solve_arrays(
-    form: Formulation,
-    *,
-    time_limit: float,
-    mip_gap: float = 1e-4,
-    threads: int = 1,
-    warm_start: np.ndarray | None = None,
-    backend: str = "highs",
-    progress: Progress | None = None,
-    hooks: IncumbentHooks | None = None,
-    **params: Any,
+    form: Formulation, *, time_limit: float, mip_gap: float = 1e-4, threads: int = 1,
+    warm_start: Solution | np.ndarray | None = None, backend: str = "highs",
+    progress: Progress | None = None, hooks: IncumbentHooks | None = None, **params: Any,
 ) -> RawSolve:
-    """Solve a built formulation from a start array: the array-level core of :func:`solve`.
+    """Solve a built formulation from a solution: the array-level core of :func:`solve`.
 
     Nothing here builds a :class:`~instances.Schedule` or runs the checker;
     :func:`solve` does both on what this returns. A solver failure is a
@@ -213,23 +119,23 @@ def solve_arrays(
     time_limit
         Seconds for the backend.
     warm_start
-        A feasible per-job start array (``-1``: not run), or ``None``; not
-        checked here.
+        A feasible start array (flat), a ``(start, place)`` pair
+        (:data:`milp.backend.Solution`; on nodes), or ``None``; not checked here.
     backend, mip_gap, threads, progress, hooks, **params
         As for :func:`solve`.
 
     Returns
     -------
     RawSolve
-        Status, the solver's incumbent as a start array (``start``), the
-        dual bound and the LP bound.
+        Status, the solver's incumbent (``start``, and ``place`` on nodes),
+        the dual bound and the LP bound.
 
     Raises
     ------
     ValueError
         For a bad argument or backend option (``params: ...``).
     """
-    _check_args(backend, time_limit, mip_gap, threads)
+    check_args(backend, time_limit, mip_gap, threads)
     if hooks is not None and backend not in HOOK_BACKENDS:
         raise ValueError(f"hooks: backend {backend!r} takes none (only {sorted(HOOK_BACKENDS)})")
     if form.num_cols == 0:
@@ -240,8 +146,8 @@ def solve_arrays(
         params["hooks"] = hooks
     try:
         return BACKENDS[backend](
-            form, time_limit=time_limit, mip_gap=mip_gap, threads=threads, warm_start=warm_start,
-            progress=progress, **params,
+            form, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
+            warm_start=warm_start, progress=progress, **params,
         )
     except (ValueError, TypeError, ImportError) as e:
         if isinstance(e, ValueError) and str(e).startswith("params:"):
@@ -255,34 +161,19 @@ def solve_arrays(
 
 
 def solve(
-    inst: Instance,
-    *,
-    time_limit: float = 60.0,
-    mip_gap: float = 1e-4,
-    threads: int = 1,
-    warm_start: Any = None,
-    backend: str = "highs",
-    progress: bool | Progress = False,
-    hooks: IncumbentHooks | None = None,
-    max_columns: int = DEFAULT_MAX_COLUMNS,
-    aggregate: bool = True,
-    cliques: bool = False,
-    rounding: Sequence[int] = DEFAULT_ROUNDING,
-    lagrangian: Any = None,
-    fixing: bool = False,
-    **params: Any,
+    inst: Instance, *, time_limit: float = 60.0, mip_gap: float = 1e-4, threads: int = 1,
+    warm_start: Any = None, backend: str = "highs", progress: bool | Progress = False,
+    hooks: IncumbentHooks | None = None, max_columns: int = DEFAULT_MAX_COLUMNS,
+    aggregate: bool = True, cliques: bool = False, rounding: Sequence[int] = DEFAULT_ROUNDING,
+    lagrangian: Any = None, fixing: bool = False, symmetry: str | None = None,
+    flat_share: float = FLAT_SHARE, flat: Result | None = None, **params: Any,
 ) -> Result:
-    """Solve the time-indexed MILP of an instance.
+    """Solve the time-indexed MILP of an instance, flat or on nodes.
 
     The MILP alone: the automatic warm start (the ``best`` heuristic) and
     the LNS helper beside HiGHS are added above it, by
     :func:`matheuristics.solve_milp`, which ``gpusched.solve(inst, "milp")``
     and the command line run.
-
-    On an instance with nodes this solves the node model instead
-    (:func:`milp.nodes.solve_nodes`, which takes further options:
-    ``symmetry``, ``flat_share``, ``flat``, ``lagrangian``); the backend is
-    ``highs`` or ``cpsat`` there, and incumbent hooks are not taken.
 
     Parameters
     ----------
@@ -297,11 +188,14 @@ def solve(
     warm_start
         ``None`` (default), a :class:`~instances.Schedule`, a
         :class:`~instances.Result` or a per-job start array (``-1``: not
-        run); checked by :func:`instances.evaluate` first.
+        run); checked by :func:`instances.evaluate` first. On nodes, one
+        without a valid placement that is feasible on the flat pool is
+        placed on the nodes (:func:`instances.capacity.place_starts`).
     backend
         ``"highs"`` (method ``milp``), ``"pulp"`` (``milp-pulp``),
         ``"cpsat"`` (``cpsat``), or ``"portfolio"`` (method ``milp``: HiGHS
-        and CP-SAT in parallel, for ``threads >= 2``; see :func:`portfolio`).
+        and CP-SAT in parallel, for ``threads >= 2``; see
+        :func:`milp.portfolio.portfolio`).
     progress
         Show a progress bar with incumbent, bound and gap: ``True`` for one
         over this call, or a :class:`~milp.progress.Progress` the caller made
@@ -314,15 +208,26 @@ def solve(
     aggregate, cliques, rounding
         Formulation options (see :func:`milp.build`).
     lagrangian
-        Compute a Lagrangian bound (:func:`milp.bound`) before the backend
-        runs, within a tenth of the time limit: ``None`` (default) for
-        models of 50,000 columns or more, and afterwards (a short search)
-        whenever the backend left no dual or LP bound; or a
-        :class:`milp.Bound` found earlier for this instance, held as it is.
+        Compute a Lagrangian bound (:func:`milp.bound`; on nodes the flat
+        relaxation's, valid there too) before the backend runs, within a
+        tenth of the time limit: ``None`` (default) for models of 50,000
+        columns or more, and afterwards (a short search) whenever the
+        backend left no dual or LP bound; or a :class:`milp.Bound` found
+        earlier for this instance, held as it is.
     fixing
         Reduced-cost fixing (:mod:`milp.fixing`) relative to the warm
         start's value ``V`` before the backend runs; the reduced model's
         bounds then count as ``max(V, bound)``.
+    symmetry
+        On nodes, the handling of identical nodes (:data:`milp.symmetry.SYMMETRY`);
+        ``None``: ``"none"`` for CP-SAT, ``"fix"`` otherwise.
+    flat_share
+        On nodes, the share of ``time_limit`` (at most 10 s) for solving the
+        flat model first: its bound bounds the node optimum, its schedule
+        placed on the nodes is a warm start. ``0``: no flat solve.
+    flat
+        On nodes, a finished solve of the flat model (``inst.replace(nodes=None)``)
+        to use instead of running one.
     **params
         Backend options. HiGHS: ``root_lp``, ``seed`` and HiGHS options by
         name (see :func:`milp.highs.solve_highs`). CP-SAT: ``seed`` and
@@ -331,7 +236,8 @@ def solve(
     Returns
     -------
     instances.Result
-        ``value`` recomputed by the checker; ``upper_bound`` never below it.
+        ``value`` recomputed by the checker (on nodes, with a valid
+        placement); ``upper_bound`` never below it.
 
     Raises
     ------
@@ -339,48 +245,61 @@ def solve(
         For a bad argument, an infeasible warm start, or a model over
         ``max_columns``.
     """
-    if inst.nodes is not None:  # -- the node model (milp/nodes.py): nodes need their own model --
-        from .nodes import solve_nodes
-
-        if hooks is not None:
-            raise ValueError("hooks: the node model takes no incumbent hooks")
-        if fixing:
-            raise ValueError("fixing: reduced-cost fixing is not available for the node model")
-        return solve_nodes(
-            inst, time_limit=time_limit, mip_gap=mip_gap, threads=threads, warm_start=warm_start,
-            backend=backend, progress=progress, max_columns=max_columns, aggregate=aggregate,
-            cliques=cliques, rounding=rounding, lagrangian=lagrangian, **params,
-        )
     t0 = time.perf_counter()
-    _check_args(backend, time_limit, mip_gap, threads)
+    check_args(backend, time_limit, mip_gap, threads)
     if "lns_helper" in params:
         raise ValueError(
             "lns_helper: the LNS helper is added above the MILP, by matheuristics.solve_milp; "
             "milp.solve takes incumbent hooks (hooks=)"
         )
+    if not (isinstance(flat_share, (int, float)) and 0 <= flat_share <= 1):
+        raise ValueError(f"flat_share: must be in [0, 1], got {flat_share!r}")
+    if flat is not None and not inst.has_nodes:
+        raise ValueError(f"flat: instance {inst.name!r} is flat; a flat solve is for nodes")
     method = METHOD_NAMES[backend]
     bar = progress if isinstance(progress, Progress) else (
         Progress(time_limit, "milp") if progress else None)
     try:
         if bar is not None:
             bar.set_phase("build")
-        form = build(inst, max_columns, aggregate=aggregate, cliques=cliques, rounding=rounding)
+        sym = symmetry if symmetry is not None else ("none" if backend == "cpsat" else "fix")
+        form = build(inst, max_columns, aggregate=aggregate, cliques=cliques, rounding=rounding,
+                     symmetry=sym)
         call = {
             "time_limit": time_limit, "mip_gap": mip_gap, "threads": threads,
             "backend": backend, "aggregate": aggregate, "cliques": cliques,
             "rounding": [int(d) for d in rounding], **params,
         }
-        ws, source = _warm_start_array(inst, warm_start)
-        if ws is not None:
-            call["warm_start"] = source
-        # -- bounds held beside the backend (milp/bound.py): Lagrangian, fixing --
+        given = warm_start_arrays(inst, warm_start)
+        warm = [] if given is None else [given]
+        if inst.has_nodes:
+            call.update(model="nodes", symmetry=sym, flat_share=flat_share)
+            if flat is None and flat_share > 0 and time_limit > 0:
+                if bar is not None:
+                    bar.set_phase("flat model")
+                flat = _solve_flat(inst, min(10.0, flat_share * time_limit), given, mip_gap=mip_gap,
+                                   threads=threads, aggregate=aggregate, cliques=cliques,
+                                   rounding=rounding)
+            if flat is not None:
+                start, place = place_starts(inst, flat.schedule.to_array(inst), fill=True)
+                warm.append(("flat incumbent placed on the nodes", start, place))
+        first = max(warm, key=lambda w: float(inst.job_values[w[1] >= 0].sum()), default=None)
+        if first is not None:
+            call.setdefault("warm_start", first[0])
+        # -- bounds held beside the backend (milp/held.py): Lagrangian, fixing, flat model --
         if lagrangian is not None or fixing:
             call.update(lagrangian=lagrangian if isinstance(lagrangian, bool | None) else "given",
                         fixing=fixing)
         if bar is not None:
             bar.set_phase("bound")
-        form, held = bounds_before_solve(form, ws, time_limit, time.perf_counter() - t0,
-                                         lagrangian=lagrangian, fixing=fixing)
+        ws: Any = None  # a start array on a flat instance, a (start, place) pair on nodes
+        if first is not None:
+            ws = first[1] if first[2] is None else (first[1], first[2])
+        form, held = bounds_before_solve(form, None if first is None else first[1], time_limit,
+                                         time.perf_counter() - t0, lagrangian=lagrangian,
+                                         fixing=fixing)
+        if flat is not None and flat.status is not Status.ERROR and flat.upper_bound is not None:
+            held.flat = (float(flat.upper_bound), str(flat.status))
         if held.lagrangian is not None and backend == "highs" and "root_lp" not in params:
             # the Lagrangian bound is the plain LP's; the root LP (with the rounded rows,
             # tighter) runs only when it is expected to end in its share of the time left
@@ -391,75 +310,22 @@ def solve(
             form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)), mip_gap=mip_gap,
             threads=threads, warm_start=ws, backend=backend, progress=bar, hooks=hooks, **params,
         )
-        known = [float(inst.job_values[a >= 0].sum()) for a in (raw.start, ws) if a is not None]
+        known = [float(inst.job_values[a >= 0].sum())
+                 for a in (raw.start, None if first is None else first[1]) if a is not None]
         bound_after_solve(inst, held, raw.dual_bound, raw.lp_bound, lagrangian, time_limit,
                           lower=max(known) if known else None)
-        return _assemble(inst, method, form, raw, ws, source, call, t0, held)
+        return assemble(inst, method, form, raw, warm, call, t0, held)
     finally:
         if bar is not None and bar is not progress:
             bar.close()
 
 
-def _assemble(
-    inst: Instance, method: str, form: Any, raw: RawSolve, ws: np.ndarray | None, source: str,
-    call: dict[str, Any], t0: float, held: HeldBounds | None = None,
-) -> Result:
-    status = raw.status
-    notes = [raw.message] if raw.message else []
-    candidates: list[tuple[str, np.ndarray]] = []
-    if raw.start is not None:
-        candidates.append(("solver", raw.start))
-    candidates += [("solver", alt) for alt in raw.alternatives]
-    if ws is not None:
-        candidates.append((f"warm start ({source})", ws))
-    candidates.append(("empty schedule", np.full(inst.num_jobs, -1, dtype=np.int64)))
-    best = None
-    for label, start in candidates:
-        schedule = Schedule.from_array(inst, start)
-        try:
-            metrics = evaluate(inst, schedule)
-        except InfeasibleScheduleError as e:
-            notes.append(f"{label} rejected by the checker: {e}")
-            status = Status.ERROR
-            continue
-        if best is None or metrics.value > best[2].value + _tolerance(inst, metrics.value):
-            best = (label, schedule, metrics)
-    assert best is not None  # the empty schedule is always feasible
-    label, schedule, metrics = best
-    value = metrics.value
-    if label != "solver" and raw.start is not None:
-        notes.append(f"incumbent from the {label}")
-    elif raw.start is None and status is not Status.OPTIMAL:
-        notes.append(f"solver has no incumbent; returning the {label}")
-
-    held = held if held is not None else HeldBounds()
-    upper: float | None
-    bound_method: str | None
-    upper, bound_method = held.smallest(form.trivial_bound, raw.dual_bound, raw.lp_bound,
-                                        status is not Status.ERROR)
-    if held.note():
-        notes.append(held.note())
-    if upper < value - _tolerance(inst, value):
-        notes.append(
-            f"bug: upper bound {upper!r} below the checked value {value!r} "
-            f"(dual {raw.dual_bound!r}, lp {raw.lp_bound!r})"
-        )
-        logger.error("%s on %s: %s", method, inst.name, notes[-1])
-        status, upper, bound_method = Status.ERROR, None, None
-    else:
-        upper = max(upper, value)
-    return Result(
-        method=method,
-        status=status,
-        schedule=schedule,
-        value=value,
-        upper_bound=upper,
-        runtime_s=time.perf_counter() - t0,
-        metrics=metrics,
-        reservation="curve",
-        params=call,
-        lp_bound=raw.lp_bound,
-        nodes=raw.nodes,
-        message="; ".join(notes),
-        bound_method=bound_method,
-    )
+def _solve_flat(inst: Instance, time_limit: float, given: WarmStart | None,
+                **options: Any) -> Result:
+    """The flat model of a node instance, solved first (from the given warm start's starts)."""
+    flat_inst = inst.replace(nodes=None)
+    ws: Any = None
+    if given is not None:
+        ws = Schedule(inst.name, {inst.jobs[j].name: int(given[1][j])
+                                  for j in np.flatnonzero(given[1] >= 0)})
+    return solve(flat_inst, time_limit=time_limit, warm_start=ws, **options)

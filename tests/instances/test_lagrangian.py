@@ -88,11 +88,11 @@ def test_minimum_over_lam_is_the_lp_bound(seed: int) -> None:
     """The plain LP's capacity duals give L(lam) = LP bound (strong duality)."""
     import highspy
 
-    from milp.highs import _new_highs  # the process-wide HiGHS thread pool, set up once
+    from milp.highs import new_highs  # the process-wide HiGHS thread pool, set up once
 
     inst = instances.generate("small", seed=seed)
     form = milp.build(inst, aggregate=False, rounding=())
-    h = _new_highs(1)
+    h = new_highs(1)
     h.setOptionValue("solve_relaxation", True)
     A = form.A
     h.passModel(form.num_cols, form.num_rows, form.nnz, int(highspy.MatrixFormat.kColwise),

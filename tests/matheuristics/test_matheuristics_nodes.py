@@ -213,25 +213,22 @@ def test_node_windows_stay_on_arrays_and_the_result_is_checked_once(
     place = new_place(inst)
     start = heuristics.fifo.fifo_starts(inst, "curve", place=place)
     windows: list[str] = []
-    real, real_flat = subsolve.solve_highs_nodes, milp.solve_arrays
+    real = milp.solve_arrays
 
-    def solve(form: mn.NodeFormulation, **kw: object) -> mn.NodeRaw:
+    def solve(form: milp.Formulation, **kw: object) -> milp.RawSolve:
         ws = kw["warm_start"]
-        assert isinstance(ws, tuple) and all(isinstance(a, np.ndarray) for a in ws)
-        assert form.instance.has_nodes
-        windows.append("nodes")
+        if form.instance.has_nodes:
+            assert isinstance(ws, tuple) and all(isinstance(a, np.ndarray) for a in ws)
+            windows.append("nodes")
+        else:
+            assert isinstance(ws, np.ndarray)  # a start array, not a Schedule
+            windows.append("flat")
         return real(form, **kw)  # type: ignore[arg-type]
-
-    def solve_flat(form: milp.Formulation, **kw: object) -> milp.RawSolve:
-        assert isinstance(kw["warm_start"], np.ndarray)  # a start array, not a Schedule
-        windows.append("flat")
-        return real_flat(form, **kw)
 
     def no_solve(*args: object, **kwargs: object) -> None:
         raise AssertionError("the node LNS must not call a Schedule-level solve per window")
 
-    monkeypatch.setattr(subsolve, "solve_highs_nodes", solve)
-    monkeypatch.setattr(milp, "solve_arrays", solve_flat)
+    monkeypatch.setattr(milp, "solve_arrays", solve)
     monkeypatch.setattr(milp, "solve", no_solve)
     monkeypatch.setattr(mn, "solve_nodes", no_solve)
     counts = _count_checks(monkeypatch)
@@ -262,7 +259,7 @@ def test_a_node_window_answer_outside_its_model_is_never_taken(
             if cols.size:
                 first[j] = form.col_start[cols[0]]
                 where[j] = form.place_nodes[form.col_place[cols[0]]][: where.shape[1]]
-        assert not subsolve.node_rows_hold(form, first, where)
+        assert not form.feasible(first, where)
         return mn.NodeRaw(instances.Status.OPTIMAL, first, where, 1e9)
 
     def overload_flat(form: milp.Formulation, **kw: object) -> milp.RawSolve:
@@ -274,8 +271,8 @@ def test_a_node_window_answer_outside_its_model_is_never_taken(
         assert not form.feasible(bad)
         return milp.RawSolve(instances.Status.OPTIMAL, start=bad, dual_bound=1e9)
 
-    monkeypatch.setattr(subsolve, "solve_highs_nodes", overload)
-    monkeypatch.setattr(milp, "solve_arrays", overload_flat)
+    monkeypatch.setattr(milp, "solve_arrays", lambda form, **kw: (
+        overload(form, **kw) if form.instance.has_nodes else overload_flat(form, **kw)))
     out, out_place, rounds, improved = lns_improve(inst, start, place, stop=budget(None, 4),
                                                    params=LNSParams(seed=1))
     assert (rounds, improved) == (4, 0)
@@ -301,8 +298,6 @@ def test_solve_milp_on_nodes_warm_starts_from_best(monkeypatch: pytest.MonkeyPat
     assert res.upper_bound is not None and res.upper_bound >= res.value - 1e-6
 
 
-@pytest.mark.xfail(raises=ValueError, strict=True,
-                   reason="waits on the node model taking incumbent hooks (the milp branch)")
 def test_solve_milp_on_nodes_runs_the_lns_helper_on_two_threads() -> None:
     inst = _medium(3)
     res = solve_milp(inst, time_limit=6, threads=2)
@@ -341,13 +336,14 @@ def test_a_window_the_flat_model_cannot_place_goes_to_the_node_model(
     nodes = (Node("s0", 2), Node("s1", 2), Node("big", 4))
     inst = Instance("two-big", 8, 2, (), jobs, nodes=nodes)
     calls: list[int] = []
-    real = subsolve.solve_highs_nodes
+    real = milp.solve_arrays
 
-    def spy(form: mn.NodeFormulation, **kw: object) -> mn.NodeRaw:
-        calls.append(form.num_x)
+    def spy(form: milp.Formulation, **kw: object) -> milp.RawSolve:
+        if form.instance.has_nodes:
+            calls.append(form.num_x)
         return real(form, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(subsolve, "solve_highs_nodes", spy)
+    monkeypatch.setattr(milp, "solve_arrays", spy)
     start = np.full(2, -1, dtype=np.int64)
     out, place, _, improved = lns_improve(inst, start, new_place(inst), stop=budget(None, 1))
     assert calls and improved == 1

@@ -92,9 +92,9 @@ def test_bad_arguments() -> None:
 
 @pytest.mark.parametrize("family", ["small", "medium"])
 def test_compiled_and_numpy_oracles_agree(family: str) -> None:
-    from milp.bound import _compiled_kernel
+    from milp.lagrange import compiled_kernel
 
-    assert _compiled_kernel() is not None  # numba is a dependency: the compiled oracle exists
+    assert compiled_kernel() is not None  # numba is a dependency: the compiled oracle exists
     inst = instances.generate(family, seed=5)
     a, b = LagrangianOracle(inst, compiled=False), LagrangianOracle(inst, compiled=True)
     rng = np.random.default_rng(3)

@@ -33,8 +33,7 @@ def test_fixing_on_medium_never_cuts_below_the_optimum() -> None:
 
 def test_a_backend_without_a_bound_leaves_a_lagrangian_one(monkeypatch) -> None:
     from instances import Status
-    from milp import solver
-    from milp._common import RawSolve
+    from milp import RawSolve, solver
 
     inst = instances.generate("medium", seed=1)
     trivial = milp.build(inst).trivial_bound

@@ -10,7 +10,7 @@ import instances
 import milp
 import milp.solver as milp_solve
 from instances import Instance, Job, Service, Status
-from milp._common import RawSolve
+from milp import RawSolve
 
 BACKENDS = ["highs", "pulp", "cpsat"]
 

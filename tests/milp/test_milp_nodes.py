@@ -1,4 +1,4 @@
-"""milp.nodes: the exact node model against brute force, the flat model and hand-worked cases."""
+"""milp on nodes: the exact node model against brute force, the flat model and hand-worked cases."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 import instances
 import milp
-import milp.nodes as mn
+import milp.held
 from instances import Instance, Job, Node, Schedule, Service
+from instances.capacity import job_placements, place_starts
 
 SHAPES = [(2, 2), (2, 1, 1), (3, 2), (2, 2, 2), (4,), (3, 1)]
 
@@ -44,7 +45,7 @@ def test_brute_force_agrees_under_every_symmetry_mode(seed: int, shape: tuple, n
     inst = tiny_node_instance(seed, n=n, shape=shape)
     best, schedule = brute_force_nodes(inst)
     assert instances.evaluate(inst, schedule).value == pytest.approx(best)
-    for sym in mn.SYMMETRY:
+    for sym in milp.SYMMETRY:
         res = milp.solve(inst, time_limit=20, mip_gap=0, warm_start=None, symmetry=sym,
                          flat_share=0)
         check(inst, res)
@@ -62,7 +63,7 @@ def test_node_optimum_at_most_flat_optimum(seed: int) -> None:
     res = milp.solve(inst, time_limit=20, mip_gap=0)  # the default: flat solve, placed warm start
     check(inst, res)
     assert res.value == pytest.approx(node_best, abs=1e-6)
-    price = mn.price_of_topology(inst, time_limit=20, mip_gap=0)
+    price = milp.price_of_topology(inst, time_limit=20, mip_gap=0)
     assert price.exact
     assert price.value == pytest.approx(flat_best - node_best, abs=1e-6)
     assert price.lower <= price.value + 1e-6 and price.value <= price.upper + 1e-6
@@ -94,7 +95,7 @@ def test_topology_costs_value_with_staggered_jobs() -> None:
         res = milp.solve(inst, time_limit=10, backend=backend)
         check(inst, res)
         assert res.value == pytest.approx(9.0) and res.status == "optimal"
-    price = mn.price_of_topology(inst, time_limit=10)
+    price = milp.price_of_topology(inst, time_limit=10)
     assert price.exact and price.value == pytest.approx(1.0)
 
 
@@ -108,7 +109,7 @@ def test_topology_costs_value_hand_worked() -> None:
     assert res.value == pytest.approx(16.0)
     assert dict(res.schedule.starts) == {"b": 0}
     assert dict(res.schedule.placement["b"]) == {"big": 4}
-    price = mn.price_of_topology(inst, time_limit=10)
+    price = milp.price_of_topology(inst, time_limit=10)
     assert price.exact and price.value == pytest.approx(8.0)
     assert price.flat.value == pytest.approx(24.0)
     assert "8" in price.summary()
@@ -118,7 +119,7 @@ def test_placements_listed_as_the_contract_says() -> None:
     nodes = (Node("a", 4), Node("b", 2), Node("c", 2))
     jobs = (Job("one", 2, 1), Job("four", 4, 1), Job("six", 6, 1), Job("eight", 8, 1))
     inst = Instance("shapes", 8, 3, (), jobs, nodes=nodes)
-    got = mn.job_placements(inst)
+    got = job_placements(inst)
     assert got[0] == [(0,), (1,), (2,)]
     assert got[1] == [(0,)]
     assert got[2] == [(0, 1), (0, 2)]
@@ -127,7 +128,7 @@ def test_placements_listed_as_the_contract_says() -> None:
         names = {tuple(inst.nodes[k].name for k in q) for q in got[j]}
         assert names == set(placements_of(inst, job))
     with pytest.raises(ValueError, match="max_placements"):
-        mn.job_placements(inst, max_placements=1)
+        job_placements(inst, max_placements=1)
 
 
 def test_symmetry_reduction_keeps_every_canonical_schedule() -> None:
@@ -136,25 +137,31 @@ def test_symmetry_reduction_keeps_every_canonical_schedule() -> None:
         inst = tiny_node_instance(seed, n=5, shape=(2, 2, 2))
         _, schedule = brute_force_nodes(inst)
         start, place = schedule.to_array(inst), schedule.to_placement_array(inst)
-        for sym in mn.SYMMETRY:
-            form = mn.build_nodes(inst, symmetry=sym)
+        for sym in milp.SYMMETRY:
+            form = milp.build(inst, symmetry=sym)
             canon = form.canonical(start, place)
             assert instances.evaluate(inst, Schedule.from_array(inst, start, canon)).value == (
                 pytest.approx(instances.evaluate(inst, schedule).value))
             x = form.encode(start, canon)
+            assert np.array_equal(x, form.encode(start, place))  # encode relabels the same way
             ax = form.A @ x
             assert np.all(ax <= form.row_upper + 1e-9) and np.all(ax >= form.row_lower - 1e-9)
+            assert form.feasible(start, place)
             got_start, got_place = form.decode(x)
-            assert np.array_equal(got_start, start) and np.array_equal(got_place, canon)
+            assert instances.evaluate(inst, Schedule.from_array(inst, got_start, got_place)).value \
+                == pytest.approx(instances.evaluate(inst, schedule).value)
+            if form.num_x == sum(len(g) for g in form.groups):  # no two jobs share a column
+                assert np.array_equal(got_start, start) and np.array_equal(got_place, canon)
 
 
 def test_symmetry_reduction_removes_mirror_schedules() -> None:
     """Two identical nodes, one 2-GPU job: only node 0 keeps a column under fixing."""
     inst = Instance("mirror", 4, 3, (), (Job("a", 2, 1), Job("b", 2, 1)),
                     nodes=(Node("x", 2), Node("y", 2)))
-    none = mn.build_nodes(inst, symmetry="none")
-    fix = mn.build_nodes(inst, symmetry="fix")
-    rows = mn.build_nodes(inst, symmetry="rows")
+    none = milp.build(inst, symmetry="none", aggregate=False)
+    fix = milp.build(inst, symmetry="fix", aggregate=False)
+    rows = milp.build(inst, symmetry="rows")  # its running sums are per job: no aggregation
+    assert len(rows.groups) == 2 and len(milp.build(inst, symmetry="none").groups) == 1
     assert none.num_x == 2 * 2 * 3
     # job a (first in order) only on node x; job b on x or y
     assert set(fix.col_place[fix.col_job == 0].tolist()) == {0}
@@ -163,13 +170,13 @@ def test_symmetry_reduction_removes_mirror_schedules() -> None:
     # b on y while a does not run violates the order row: (y before x) is not canonical
     start = np.array([-1, 0])
     place = np.array([[-1], [1]])
-    x = rows.encode(start, place)  # the column exists (fixing keeps it) ...
+    x = rows.encode(start, place, relabel=False)  # the column exists (fixing keeps it) ...
     assert np.any(rows.A @ x > rows.row_upper + 1e-9)  # ... but an order row refuses it
-    x = rows.encode(start, rows.canonical(start, place))  # canonical form moves b to x
+    x = rows.encode(start, place)  # relabelled to canonical form: b moves to x
     assert rows.decode(x)[1][1, 0] == 0
     assert np.all(rows.A @ x <= rows.row_upper + 1e-9)
     with pytest.raises(ValueError, match="no column"):  # a on y: removed by fixing
-        fix.encode(np.array([0, -1]), np.array([[1], [-1]]))
+        fix.encode(np.array([0, -1]), np.array([[1], [-1]]), relabel=False)
 
 
 def test_whole_node_jobs_and_bound_from_the_flat_model() -> None:
@@ -179,7 +186,7 @@ def test_whole_node_jobs_and_bound_from_the_flat_model() -> None:
     inst = Instance("whole", 8, 4, (Service("s", 1.0, (0, 1, 1, 0)),), jobs, nodes=nodes)
     best, _ = brute_force_nodes(inst)
     flat = milp.solve(inst.replace(nodes=None), time_limit=10)
-    res = mn.solve_nodes(inst, time_limit=10, flat=flat)
+    res = milp.solve(inst, time_limit=10, flat=flat)
     check(inst, res)
     assert res.value == pytest.approx(best)
     assert res.upper_bound <= flat.upper_bound + 1e-9
@@ -188,16 +195,16 @@ def test_whole_node_jobs_and_bound_from_the_flat_model() -> None:
         assert dict(six) in ({"a": 4, "b": 2}, {"a": 4, "c": 2})
 
 
-def test_place_schedule_gives_a_feasible_node_schedule() -> None:
+def test_place_starts_gives_a_feasible_node_schedule() -> None:
     inst = two_big_jobs()
     flat = milp.solve(inst.replace(nodes=None), time_limit=10)
-    start, place = mn.place_schedule(inst, flat.schedule.to_array(inst), fill=False)
+    start, place = place_starts(inst, flat.schedule.to_array(inst))
     schedule = Schedule.from_array(inst, start, place)
     assert instances.evaluate(inst, schedule).jobs_run == 1  # one 4-GPU job is dropped
     for seed in range(6):
         tiny = tiny_node_instance(seed, n=5, shape=(2, 1, 1))
         res = milp.solve(tiny.replace(nodes=None), time_limit=10)
-        start, place = mn.place_schedule(tiny, res.schedule.to_array(tiny))
+        start, place = place_starts(tiny, res.schedule.to_array(tiny), fill=True)
         instances.evaluate(tiny, Schedule.from_array(tiny, start, place))
 
 
@@ -219,15 +226,15 @@ def test_warm_starts_on_nodes() -> None:
 def test_bad_arguments() -> None:
     inst = two_big_jobs()
     with pytest.raises(ValueError, match="backend"):
-        milp.solve(inst, backend="pulp")
+        milp.solve(inst, backend="gurobi")
+    with pytest.raises(ValueError, match="flat"):
+        milp.solve(inst.replace(nodes=None), flat=milp.solve(inst.replace(nodes=None)))
     with pytest.raises(ValueError, match="symmetry"):
         milp.solve(inst, symmetry="mirror")
     with pytest.raises(ValueError, match="flat_share"):
         milp.solve(inst, flat_share=2)
     with pytest.raises(ValueError, match="no nodes"):
-        mn.build_nodes(inst.replace(nodes=None))
-    with pytest.raises(ValueError, match="no nodes"):
-        mn.price_of_topology(inst.replace(nodes=None))
+        milp.price_of_topology(inst.replace(nodes=None))
     with pytest.raises(ValueError, match="params"):
         milp.solve(inst, no_such_highs_option=1)
     with pytest.raises(ValueError, match="max_columns"):
@@ -237,12 +244,16 @@ def test_bad_arguments() -> None:
 def test_a_bound_below_the_value_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """The Lagrangian place is guarded like every other bound: one below the value is a bug."""
     inst = two_big_jobs()
-    monkeypatch.setattr(mn, "lagrangian_bound", lambda inst, time_limit: 1.0)
+
+    def fake(value: float) -> object:
+        return lambda inst, *a, **k: milp.Bound(value, "lagrangian", np.zeros(inst.horizon), 0.0)
+
+    monkeypatch.setattr(milp.held, "bound", fake(1.0))
     res = milp.solve(inst, time_limit=10, lagrangian=True)
     assert res.status == "error" and res.upper_bound is None
     assert "lagrangian" in res.message
-    monkeypatch.setattr(mn, "lagrangian_bound", lambda inst, time_limit: 16.0)
-    res = milp.solve(inst, time_limit=10, lagrangian=True, root_lp=False)
+    monkeypatch.setattr(milp.held, "bound", fake(16.0))
+    res = milp.solve(inst, time_limit=10, lagrangian=True, root_lp=False, flat_share=0)
     assert res.status == "optimal" and res.upper_bound == pytest.approx(16.0)
 
 
@@ -251,9 +262,8 @@ def test_medium_sized_model_builds_as_arrays() -> None:
     inst = instances.generate("medium", seed=0)
     shape = [8] * (inst.num_gpus // 8) + ([inst.num_gpus % 8] if inst.num_gpus % 8 else [])
     ni = inst.replace(nodes=tuple(Node(f"n{k}", m) for k, m in enumerate(shape)))
-    form = mn.build_nodes(ni)
+    form = milp.build(ni)
     assert form.num_x > 0 and form.stats["build_s"] < 5
-    start, place = mn.place_schedule(ni, np.full(ni.num_jobs, -1))
-    x = form.encode(start, form.canonical(start, place))
-    ax = form.A @ x
-    assert np.all(ax <= form.row_upper + 1e-9) and np.all(ax >= form.row_lower - 1e-9)
+    start, place = place_starts(ni, np.full(ni.num_jobs, -1), fill=True)
+    assert np.count_nonzero(start >= 0) > 0
+    assert form.feasible(start, place)

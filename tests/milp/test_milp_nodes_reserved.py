@@ -1,4 +1,4 @@
-"""milp.nodes.build_nodes(reserved=): GPUs withheld per node and slot, against brute force."""
+"""milp.build(reserved=): GPUs withheld per node and slot, against brute force."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ import pytest
 from brute_nodes import brute_force_nodes, tiny_node_instance
 
 import instances
-import milp.nodes as mn
+import milp
 from instances import Instance, Job, Node, Schedule, Service
 from matheuristics.windows import node_window
 
 SHAPES = [(2, 2), (2, 1, 1), (3, 2), (2, 2, 2), (3, 1)]
 
 
-def _optimum(form: mn.NodeFormulation) -> tuple[float, np.ndarray, np.ndarray]:
-    raw = mn.solve_highs_nodes(form, time_limit=20, mip_gap=0, threads=1, warm_start=None)
+def _optimum(form: milp.Formulation) -> tuple[float, np.ndarray, np.ndarray]:
+    raw = milp.solve_arrays(form, time_limit=20, mip_gap=0, threads=1)
     assert raw.status == "optimal", raw.message
     if raw.start is None or raw.place is None:
         n = form.instance.num_jobs
@@ -37,7 +37,7 @@ def test_fixing_part_of_an_optimum_leaves_the_rest_of_it(seed: int) -> None:
     freed = np.setdiff1d(np.arange(inst.num_jobs), fixed)
     sub, _, _, reserved = node_window(inst, start, place, 0, inst.horizon, freed)
     assert reserved.shape == (inst.num_nodes, inst.horizon)
-    form = mn.build_nodes(sub, reserved=reserved)
+    form = milp.build(sub, reserved=reserved)
     value, s_start, s_place = _optimum(form)
     fixed_value = float(inst.job_values[fixed].sum())
     assert value == pytest.approx(best - fixed_value, abs=1e-6)
@@ -60,7 +60,7 @@ def test_reserved_capacity_is_withheld_per_node_and_slot() -> None:
     jobs = (Job("two", 2, 2), Job("four", 4, 1, 2.0))
     inst = Instance("res", 4, 3, (), jobs, nodes=nodes)
     reserved = np.array([[2, 0, 0], [0, 1, 0]])
-    form = mn.build_nodes(inst, reserved=reserved)
+    form = milp.build(inst, reserved=reserved)
     cols = {(int(j), int(s), tuple(int(k) for k in form.placements[p]))
             for j, s, p in zip(form.col_job, form.col_start, form.col_place, strict=True)}
     assert cols == {(0, 1, (0,)), (1, 2, (0, 1))}
@@ -73,10 +73,10 @@ def test_reserved_capacity_is_withheld_per_node_and_slot() -> None:
 def test_nodes_differ_for_the_symmetry_handling_when_their_withheld_rows_differ() -> None:
     nodes = tuple(Node(f"n{k}", 2) for k in range(3))
     inst = Instance("sym", 6, 2, (), (Job("a", 2, 1), Job("b", 2, 1)), nodes=nodes)
-    assert [c.tolist() for c in mn.node_classes(inst)] == [[0, 1, 2]]
+    assert [c.tolist() for c in milp.build(inst).classes] == [[0, 1, 2]]
     reserved = np.array([[0, 0], [1, 0], [0, 0]])
-    assert [c.tolist() for c in mn.node_classes(inst, reserved)] == [[0, 2], [1]]
-    form = mn.build_nodes(inst, reserved=reserved)
+    form = milp.build(inst, reserved=reserved, aggregate=False)
+    assert [c.tolist() for c in form.classes] == [[0, 2], [1]]
     # job a may use node 0 (rank 0 of its class) or node 1 (its own class), never node 2
     on = {tuple(form.placements[p]) for j, p in zip(form.col_job, form.col_place, strict=True)
           if j == 0}
@@ -93,13 +93,13 @@ def test_bad_reserved_is_refused(bad: np.ndarray, match: str) -> None:
     inst = Instance("bad", 4, 3, (Service("s", 1.0, (0, 1, 0)),), (Job("a", 1, 1),),
                     nodes=(Node("a", 2), Node("b", 2)))
     with pytest.raises(ValueError, match=f"reserved.*{match}"):
-        mn.build_nodes(inst, reserved=bad)
+        milp.build(inst, reserved=bad)
 
 
 def test_no_reserved_builds_the_same_model() -> None:
     inst = tiny_node_instance(3, n=5, shape=(2, 2, 2))
-    plain = mn.build_nodes(inst)
-    zero = mn.build_nodes(inst, reserved=np.zeros((3, inst.horizon), dtype=np.int64))
+    plain = milp.build(inst)
+    zero = milp.build(inst, reserved=np.zeros((3, inst.horizon), dtype=np.int64))
     assert plain.num_x == zero.num_x and plain.num_rows == zero.num_rows
     assert np.array_equal(plain.col_job, zero.col_job)
     assert (plain.A != zero.A).nnz == 0

@@ -26,7 +26,7 @@ import milp.solver as milp_solver
 from gpusched import bench
 from gpusched.cli import main
 from instances import Status
-from milp._common import RawSolve
+from milp import RawSolve
 
 FAMS = "small,seed-training-heavy"
 
