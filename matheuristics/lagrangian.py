@@ -28,7 +28,7 @@ from heuristics.lagrangian import lagrangian_orders, lagrangian_starts
 from heuristics.listsched import list_starts
 from heuristics.placement import PLACEMENTS, new_place
 from instances import Instance, Result
-from milp.nodes import place_schedule  # the one placement greedy of a flat schedule
+from instances.capacity import place_starts  # the one placement greedy
 
 __all__ = ["lagrangian", "lagrangian_arrays"]
 
@@ -39,7 +39,7 @@ def lagrangian_arrays(inst: Instance, lam: np.ndarray) -> tuple[np.ndarray, np.n
     The flat pool's schedule, :func:`heuristics.lagrangian.lagrangian_starts`
     (``place`` ``None`` on a flat instance). On nodes the best (the first on
     ties) of that schedule placed on the nodes (the jobs that find no room
-    left out: :func:`milp.nodes.place_schedule`) and each order of
+    left out: :func:`instances.capacity.place_starts`) and each order of
     :func:`~heuristics.lagrangian.lagrangian_orders` decoded on the nodes by
     each placement rule. On one node the flat schedule is placed whole, so the
     value is the flat one.
@@ -47,7 +47,7 @@ def lagrangian_arrays(inst: Instance, lam: np.ndarray) -> tuple[np.ndarray, np.n
     start, label = lagrangian_starts(inst, lam)
     if not inst.has_nodes:
         return start, None, label
-    start, place = place_schedule(inst, start, fill=False)
+    start, place = place_starts(inst, start, fill=False)
     best = (start_value(inst, start), start, place, f"{label}, placed")
     for name, order in lagrangian_orders(inst, lam).items():
         for rule in PLACEMENTS:

@@ -98,7 +98,7 @@ def node_window(
     one of :func:`sub_instance` (the fixed jobs' GPUs out of the pool) with
     ``inst``'s nodes; ``reserved[k, t - a]`` is what the fixed jobs running
     at ``t`` hold on node ``k`` (a one-node job its ``g_j``, a multi-node
-    job each of its nodes in full), for :func:`milp.nodes.build_nodes`.
+    job each of its nodes in full), for :func:`milp.build`.
 
     Returns
     -------

@@ -26,7 +26,6 @@ from .backend import IncumbentHooks, RawSolve, Solution
 from .bound import BOUND_METHODS, Bound, bound
 from .builder import build
 from .formulation import DEFAULT_MAX_COLUMNS, Formulation
-from .nodes import NodeFormulation, build_nodes, solve_nodes
 from .progress import Progress
 from .solver import BACKENDS, METHOD_BACKENDS, METHOD_NAMES, solve, solve_arrays
 from .symmetry import SYMMETRY
@@ -42,16 +41,13 @@ __all__ = [
     "Bound",
     "Formulation",
     "IncumbentHooks",
-    "NodeFormulation",
     "PriceOfTopology",
     "Progress",
     "RawSolve",
     "Solution",
     "bound",
     "build",
-    "build_nodes",
     "price_of_topology",
     "solve",
     "solve_arrays",
-    "solve_nodes",
 ]

@@ -16,7 +16,6 @@ from heuristics.stop import MaxIterations, MultipleCriteria, StopFlag, budget
 from matheuristics import LNSHelper, solve_milp
 from matheuristics import helper as helper_module
 from matheuristics.search import lns_improve
-from milp.nodes import build_nodes
 
 
 def _value(inst: instances.Instance, start: np.ndarray) -> float:
@@ -91,7 +90,7 @@ def _placed_schedules(inst: instances.Instance) -> tuple[tuple[np.ndarray, np.nd
 
 def test_the_helper_trades_placed_schedules_with_the_node_model() -> None:
     inst = _node_instance()
-    form = build_nodes(inst)
+    form = milp.build(inst, aggregate=False)
     weak, strong = _placed_schedules(inst)
     helper = LNSHelper()
     helper.attach(form, weak)  # the solver speaks in pairs: so does the helper
@@ -113,7 +112,7 @@ def test_the_helper_trades_placed_schedules_with_the_node_model() -> None:
 
 def test_the_helper_runs_the_lns_on_nodes_in_its_thread() -> None:
     inst = _node_instance()
-    form = build_nodes(inst)
+    form = milp.build(inst, aggregate=False)
     weak, _ = _placed_schedules(inst)
     before = threading.active_count()
     helper = LNSHelper(seed=1)

@@ -9,7 +9,6 @@ from brute_nodes import brute_force_nodes, tiny_node_instance
 import heuristics
 import instances
 import milp
-import milp.nodes as mn
 from heuristics import start_value
 from heuristics.placement import PLACEMENTS, new_place
 from heuristics.stop import budget
@@ -230,7 +229,6 @@ def test_node_windows_stay_on_arrays_and_the_result_is_checked_once(
 
     monkeypatch.setattr(milp, "solve_arrays", solve)
     monkeypatch.setattr(milp, "solve", no_solve)
-    monkeypatch.setattr(mn, "solve_nodes", no_solve)
     counts = _count_checks(monkeypatch)
     out, _, rounds, _ = lns_improve(inst, start, place, stop=budget(None, 5),
                                     params=LNSParams(seed=2, sub_time_limit=0.5))
@@ -250,7 +248,7 @@ def test_a_node_window_answer_outside_its_model_is_never_taken(
     start = heuristics.fifo.fifo_starts(inst, "curve", place=place)
     kept = place.copy()
 
-    def overload(form: mn.NodeFormulation, **kw: object) -> mn.NodeRaw:
+    def overload(form: milp.Formulation, **kw: object) -> milp.RawSolve:
         n = form.instance.num_jobs
         first = np.full(n, -1, dtype=np.int64)
         where = np.full((n, form.instance.max_span), -1, dtype=np.int64)
@@ -260,7 +258,7 @@ def test_a_node_window_answer_outside_its_model_is_never_taken(
                 first[j] = form.col_start[cols[0]]
                 where[j] = form.place_nodes[form.col_place[cols[0]]][: where.shape[1]]
         assert not form.feasible(first, where)
-        return mn.NodeRaw(instances.Status.OPTIMAL, first, where, 1e9)
+        return milp.RawSolve(instances.Status.OPTIMAL, first, 1e9, place=where)
 
     def overload_flat(form: milp.Formulation, **kw: object) -> milp.RawSolve:
         every = np.array([int(s[0]) if s.size else -1 for s in
