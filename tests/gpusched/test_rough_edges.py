@@ -53,10 +53,10 @@ def test_gap_is_zero_within_the_tolerance(value, bound, expected) -> None:
 
 
 def test_the_tolerance_is_the_one_the_milp_uses() -> None:
-    from milp.solver import _tolerance
+    from milp.assemble import tolerance
 
     inst = _noisy()
-    assert _tolerance(inst, 500.0) == instances.tolerance(500.0, 1.1)
+    assert tolerance(inst, 500.0) == instances.tolerance(500.0, 1.1)
     assert instances.tolerance(0.5) == instances.tolerance(1.0) == instances.rounding.RELATIVE_TOLERANCE
 
 
