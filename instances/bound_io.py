@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .checker import evaluate
-from .io import atomic_write_text, read_json
+from .io import atomic_write_text, check_format, check_keys, load_json, short_repr
 from .lagrangian import check_multipliers, lagrangian_value
 from .model import Instance
 from .schedule import Schedule
@@ -80,17 +80,17 @@ class BoundCertificate:
             raise ValueError(f"method: must be a non-empty string, got {self.method!r}")
         value = self.value
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise ValueError(f"value: must be a number, got {_short(value)}")
+            raise ValueError(f"value: must be a number, got {short_repr(value)}")
         if not math.isfinite(float(value)):
             raise ValueError(f"value: must be finite, got {value!r}")
         object.__setattr__(self, "value", float(value))
         mult = self.multipliers
         if isinstance(mult, (str, bytes, dict)) or not isinstance(mult, (Sequence, np.ndarray)):
-            raise ValueError(f"multipliers: must be a list of numbers, got {_short(mult)}")
+            raise ValueError(f"multipliers: must be a list of numbers, got {short_repr(mult)}")
         out = []
         for t, x in enumerate(mult):
             if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-                raise ValueError(f"multipliers[{t}]: must be a number, got {_short(x)}")
+                raise ValueError(f"multipliers[{t}]: must be a number, got {short_repr(x)}")
             x = float(x)
             if not math.isfinite(x):
                 raise ValueError(f"multipliers[{t}]: must be finite, got {x!r}")
@@ -100,38 +100,27 @@ class BoundCertificate:
         object.__setattr__(self, "multipliers", tuple(out))
 
 
-def _short(x: Any) -> str:
-    text = repr(x)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def bound_from_dict(data: Any) -> BoundCertificate:
-    """Build a :class:`BoundCertificate` from a ``gpusched-bound/1`` object.
+def bound_from_dict(data: Any, inst: Instance | None = None) -> BoundCertificate:
+    """Build a :class:`BoundCertificate` from a ``gpusched-bound/1`` object; with ``inst``,
+    also check that it is for that instance (:func:`check_matches`).
 
     Raises
     ------
     ValueError
         Naming the field (``format``, ``instance``, ``value``, ``multipliers[3]``, ...).
     """
-    if not isinstance(data, dict):
-        raise ValueError(f"(top level): must be a JSON object, got {type(data).__name__}")
-    if "format" not in data:
-        raise ValueError(f"format: missing; expected {BOUND_FORMAT!r}")
-    if data["format"] != BOUND_FORMAT:
-        raise ValueError(f"format: expected {BOUND_FORMAT!r}, got {_short(data['format'])}")
-    for key in _KEYS:
-        if key not in data:
-            raise ValueError(f"{key}: missing")
-    extra = sorted(set(data) - set(_KEYS) - set(_OPTIONAL))
-    if extra:
-        raise ValueError(f"{extra[0]}: unknown field (expected {', '.join(_KEYS)})")
+    check_format(data, BOUND_FORMAT)
+    check_keys(data, _KEYS, _OPTIONAL)
     meta = data.get("meta")
     if meta is not None and not isinstance(meta, dict):
-        raise ValueError(f"meta: must be an object, got {_short(meta)}")
+        raise ValueError(f"meta: must be an object, got {short_repr(meta)}")
     if not isinstance(data["multipliers"], list):
-        raise ValueError(f"multipliers: must be a list of numbers, got {_short(data['multipliers'])}")
-    return BoundCertificate(data["instance"], data["method"], data["value"],
+        raise ValueError(f"multipliers: must be a list of numbers, got {short_repr(data['multipliers'])}")
+    cert = BoundCertificate(data["instance"], data["method"], data["value"],
                             tuple(data["multipliers"]), meta)
+    if inst is not None:
+        check_matches(inst, cert)
+    return cert
 
 
 def bound_to_dict(cert: BoundCertificate) -> dict[str, Any]:
@@ -156,14 +145,7 @@ def load_bound(path: str | os.PathLike[str], inst: Instance | None = None) -> Bo
         non-finite multiplier; with ``inst``, a certificate for another
         instance (by name, or by its number of multipliers).
     """
-    data = read_json(path)
-    try:
-        cert = bound_from_dict(data)
-        if inst is not None:
-            check_matches(inst, cert)
-    except ValueError as e:
-        raise ValueError(f"{path}: {e}") from None
-    return cert
+    return load_json(path, lambda data: bound_from_dict(data, inst))
 
 
 def save_bound(cert: BoundCertificate, path: str | os.PathLike[str]) -> None:

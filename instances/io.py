@@ -37,16 +37,20 @@ __all__ = [
     "MAX_FILE_BYTES",
     "SCHEDULE_FORMAT",
     "atomic_write_text",
+    "check_format",
+    "check_keys",
     "dumps",
     "instance_from_dict",
     "instance_to_dict",
     "load",
+    "load_json",
     "load_schedule",
     "read_json",
     "save",
     "save_schedule",
     "schedule_from_dict",
     "schema",
+    "short_repr",
 ]
 
 INSTANCE_FORMAT = "gpusched-instance/1"
@@ -176,13 +180,40 @@ def _schema_check(data: Any, kind: str) -> None:
         raise ValueError(f"{_path(error)}: {message}")
 
 
-def _format_check(data: Any, expected: str) -> None:
+def short_repr(x: Any, most: int = 60) -> str:
+    """``repr(x)``, cut to ``most`` characters (a refused value may be a whole list)."""
+    text = repr(x)
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
+def check_format(data: Any, expected: str) -> None:
+    """Refuse anything but a JSON object whose ``format`` is ``expected``."""
     if not isinstance(data, dict):
         raise ValueError(f"(top level): must be a JSON object, got {type(data).__name__}")
     if "format" not in data:
         raise ValueError(f"format: missing; expected {expected!r}")
     if data["format"] != expected:
-        raise ValueError(f"format: expected {expected!r}, got {data['format']!r}")
+        raise ValueError(f"format: expected {expected!r}, got {short_repr(data['format'])}")
+
+
+def check_keys(data: Any, keys: tuple[str, ...], optional: tuple[str, ...] = (),
+               where: str = "") -> None:
+    """Refuse a non-object, a missing key of ``keys`` or a key outside ``keys`` and ``optional``.
+
+    Raises
+    ------
+    ValueError
+        ``<where>.<key>: missing`` or ``<where>.<key>: unknown field (expected ...)``.
+    """
+    if not isinstance(data, dict):
+        raise ValueError(f"{where or '(top level)'}: must be a JSON object, got {type(data).__name__}")
+    at = f"{where}." if where else ""
+    for k in keys:
+        if k not in data:
+            raise ValueError(f"{at}{k}: missing")
+    extra = sorted(set(data) - set(keys) - set(optional))
+    if extra:
+        raise ValueError(f"{at}{extra[0]}: unknown field (expected {', '.join(keys + optional)})")
 
 
 def _item_error(key: str, i: int, noun: str, name: str, e: ValueError) -> str:
@@ -202,7 +233,7 @@ def instance_from_dict(data: Any) -> Instance:
     ValueError
         Naming the field (``jobs[3].gpus``, ``services[0].demand``, ...).
     """
-    _format_check(data, INSTANCE_FORMAT)
+    check_format(data, INSTANCE_FORMAT)
     # Size limits first: refuse a huge file before validating every item of it.
     horizon = data.get("horizon")
     if isinstance(horizon, int) and not isinstance(horizon, bool) and horizon > MAX_HORIZON:
@@ -364,11 +395,11 @@ def load(path: str | os.PathLike[str]) -> Instance:
     ValueError
         ``<file>: <field>: <what is wrong>``.
     """
-    return _load(path, instance_from_dict)
+    return load_json(path, instance_from_dict)
 
 
-def _load(path: str | os.PathLike[str], from_dict: Callable[[Any], T]) -> T:
-    """Read a JSON file and build from it, prefixing any error with the path."""
+def load_json(path: str | os.PathLike[str], from_dict: Callable[[Any], T]) -> T:
+    """Read a JSON file (:func:`read_json`) and build from it, any error prefixed with the path."""
     data = read_json(path)
     try:
         return from_dict(data)
@@ -413,7 +444,7 @@ def schedule_from_dict(data: Any) -> Schedule:
     ValueError
         Naming the field (``starts.train-7``, ``format``, ...).
     """
-    _format_check(data, SCHEDULE_FORMAT)
+    check_format(data, SCHEDULE_FORMAT)
     _schema_check(data, "schedule")
     return Schedule(data["instance"], data["starts"], data.get("placement", {}))
 
@@ -426,7 +457,7 @@ def load_schedule(path: str | os.PathLike[str]) -> Schedule:
     ValueError
         ``<file>: <field>: <what is wrong>``.
     """
-    return _load(path, schedule_from_dict)
+    return load_json(path, schedule_from_dict)
 
 
 def save_schedule(schedule: Schedule, path: str | os.PathLike[str]) -> None:

@@ -45,7 +45,7 @@ from typing import Any
 
 from .bound_io import BOUND_TOLERANCE, check_bound, load_bound
 from .checker import evaluate
-from .io import dumps, load, load_schedule, read_json
+from .io import check_format, check_keys, dumps, load, load_json, load_schedule
 from .model import Instance
 
 __all__ = [
@@ -209,22 +209,6 @@ class Library:
         )
 
 
-def _field(data: dict[str, Any], key: str, where: str) -> Any:
-    if key not in data:
-        raise ValueError(f"{where}.{key}: missing" if where else f"{key}: missing")
-    return data[key]
-
-
-def _exact_keys(data: Any, keys: tuple[str, ...], where: str, optional: tuple[str, ...] = ()) -> None:
-    if not isinstance(data, dict):
-        raise ValueError(f"{where}: must be a JSON object, got {type(data).__name__}")
-    for k in keys:
-        _field(data, k, where)
-    extra = sorted(set(data) - set(keys) - set(optional))
-    if extra:
-        raise ValueError(f"{where}.{extra[0]}: unknown field (expected {', '.join(keys + optional)})")
-
-
 def _string(x: Any, where: str) -> str:
     if not isinstance(x, str) or not x:
         raise ValueError(f"{where}: must be a non-empty string, got {x!r}")
@@ -255,7 +239,7 @@ def _file(root: Path, x: Any, where: str) -> Path:
 
 
 def _bound(root: Path, data: Any, where: str) -> BoundProof:
-    _exact_keys(data, _BOUND_KEYS, where, optional=("certificate", "solver"))
+    check_keys(data, _BOUND_KEYS, ("certificate", "solver"), where)
     value = _number(data["value"], f"{where}.value")
     date = _date(data["date"], f"{where}.date")
     has_cert, has_solver = "certificate" in data, "solver" in data
@@ -265,7 +249,7 @@ def _bound(root: Path, data: Any, where: str) -> BoundProof:
         return BoundProof(value, date, certificate=_file(root, data["certificate"], f"{where}.certificate"))
     s = data["solver"]
     sw = f"{where}.solver"
-    _exact_keys(s, _SOLVER_KEYS, sw)
+    check_keys(s, _SOLVER_KEYS, where=sw)
     _string(s["name"], f"{sw}.name")
     _string(s["version"], f"{sw}.version")
     limit = _number(s["time_limit"], f"{sw}.time_limit")
@@ -279,14 +263,14 @@ def _bound(root: Path, data: Any, where: str) -> BoundProof:
 
 
 def _entry(root: Path, data: Any, where: str) -> LibraryEntry:
-    _exact_keys(data, _ENTRY_KEYS, where)
+    check_keys(data, _ENTRY_KEYS, where=where)
     name = _string(data["name"], f"{where}.name")
     sha = data["instance_sha256"]
     if not isinstance(sha, str) or not _SHA256.match(sha):
         raise ValueError(f"{where}.instance_sha256: must be 64 lowercase hex digits, got {sha!r}")
     best = data["best_known"]
     bw = f"{where}.best_known"
-    _exact_keys(best, _BEST_KEYS, bw)
+    check_keys(best, _BEST_KEYS, where=bw)
     return LibraryEntry(
         name=name,
         family=_string(data["family"], f"{where}.family"),
@@ -322,26 +306,22 @@ def load_library(path: str | os.PathLike[str] | None = None) -> Library:
     index = root / "index.json"
     if not index.is_file():
         raise ValueError(f"{index}: not found (a library folder holds index.json)")
-    data = read_json(index)
-    try:
-        if not isinstance(data, dict):
-            raise ValueError(f"(top level): must be a JSON object, got {type(data).__name__}")
-        fmt = _field(data, "format", "")
-        if fmt != LIBRARY_FORMAT:
-            raise ValueError(f"format: expected {LIBRARY_FORMAT!r}, got {fmt!r}")
-        _exact_keys(data, _TOP_KEYS, "(top level)")
-        version = _string(data["version"], "version")
-        raw = data["entries"]
-        if not isinstance(raw, list):
-            raise ValueError(f"entries: must be a list, got {type(raw).__name__}")
-        entries = [_entry(root, e, f"entries[{i}]") for i, e in enumerate(raw)]
-        seen: set[str] = set()
-        for i, e in enumerate(entries):
-            if e.name in seen:
-                raise ValueError(f"entries[{i}].name: {e.name!r} is named twice")
-            seen.add(e.name)
-    except ValueError as e:
-        raise ValueError(f"{index}: {e}") from None
+    return load_json(index, lambda data: _library(root, data))
+
+
+def _library(root: Path, data: Any) -> Library:
+    check_format(data, LIBRARY_FORMAT)
+    check_keys(data, _TOP_KEYS)
+    version = _string(data["version"], "version")
+    raw = data["entries"]
+    if not isinstance(raw, list):
+        raise ValueError(f"entries: must be a list, got {type(raw).__name__}")
+    entries = [_entry(root, e, f"entries[{i}]") for i, e in enumerate(raw)]
+    seen: set[str] = set()
+    for i, e in enumerate(entries):
+        if e.name in seen:
+            raise ValueError(f"entries[{i}].name: {e.name!r} is named twice")
+        seen.add(e.name)
     return Library(root, version, tuple(entries))
 
 

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from . import families
-from .io import atomic_write_text, read_json
+from .io import atomic_write_text, check_format, check_keys, load_json
 from .model import Instance, Service
 from .servegen import servegen_hourly_rps
 
@@ -221,18 +221,8 @@ def scenario_from_dict(data: Any, inst: Instance | None = None) -> Scenario:
     ValueError
         Naming the field (``format``, ``instance``, ``actual["chat"][3]``).
     """
-    if not isinstance(data, dict):
-        raise ValueError(f"(top level): must be a JSON object, got {type(data).__name__}")
-    if "format" not in data:
-        raise ValueError(f"format: missing; expected {SCENARIO_FORMAT!r}")
-    if data["format"] != SCENARIO_FORMAT:
-        raise ValueError(f"format: expected {SCENARIO_FORMAT!r}, got {data['format']!r}")
-    unknown = sorted(set(data) - {"format", "instance", "actual", "meta"})
-    if unknown:
-        raise ValueError(f"{unknown[0]}: unknown field (allowed: format, instance, actual, meta)")
-    for key in ("instance", "actual"):
-        if key not in data:
-            raise ValueError(f"{key}: missing")
+    check_format(data, SCENARIO_FORMAT)
+    check_keys(data, ("format", "instance", "actual"), ("meta",))
     if not isinstance(data["actual"], dict):
         raise ValueError(
             f"actual: must be an object mapping service names to lists, got {data['actual']!r}"
@@ -251,11 +241,7 @@ def load_scenario(path: str | os.PathLike[str], inst: Instance | None = None) ->
     ValueError
         ``<file>: <field>: <what is wrong>``.
     """
-    data = read_json(path)
-    try:
-        return scenario_from_dict(data, inst)
-    except ValueError as e:
-        raise ValueError(f"{path}: {e}") from None
+    return load_json(path, lambda data: scenario_from_dict(data, inst))
 
 
 def save_scenario(sc: Scenario, path: str | os.PathLike[str]) -> None:
