@@ -31,6 +31,8 @@ __all__ = [
     "Node",
     "Service",
     "check_size_params",
+    "int_curve",
+    "is_int",
     "subset_sums",
 ]
 
@@ -69,11 +71,12 @@ def check_size_params(params: Mapping[str, Any]) -> None:
         v = params.get(key)
         if v is None:
             continue
-        if not _is_int(v) or not lo <= v <= hi:
+        if not is_int(v) or not lo <= v <= hi:
             raise ValueError(f"{key}: must be an integer in [{lo}, {hi}], got {v!r}")
 
 
-def _is_int(x: Any) -> bool:
+def is_int(x: Any) -> bool:
+    """Whether ``x`` is an integer (Python or numpy), not a boolean."""
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
@@ -84,7 +87,7 @@ def _is_real(x: Any) -> bool:
 
 
 def _check_int(where: str, x: Any, lo: int | None = None, hi: int | None = None) -> int:
-    if not _is_int(x):
+    if not is_int(x):
         raise ValueError(f"{where}: must be an integer, got {x!r}")
     x = int(x)
     if lo is not None and x < lo:
@@ -101,6 +104,30 @@ def _check_positive(where: str, x: Any) -> float:
     if not math.isfinite(x) or x <= 0:
         raise ValueError(f"{where}: must be a finite number > 0, got {x!r}")
     return x
+
+
+def int_curve(where: str, values: Any) -> tuple[int, ...]:
+    """``values`` as a tuple of integers ``>= 0`` (a demand curve), each checked.
+
+    Raises
+    ------
+    ValueError
+        ``<where>: must be a list of integers`` or ``<where>[t]: ...`` naming the slot.
+    """
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise ValueError(f"{where}: must be a list of integers, got {values!r}")
+    return tuple(_check_int(f"{where}[{t}]", d, lo=0) for t, d in enumerate(values))
+
+
+def _unique(key: str, items: tuple[Any, ...], cls: type[Any]) -> None:
+    """Each of ``items`` a ``cls``, no name twice (``jobs[3].name: duplicate job name 'x'``)."""
+    seen: set[str] = set()
+    for i, x in enumerate(items):
+        if not isinstance(x, cls):
+            raise ValueError(f"{key}[{i}]: must be a {cls.__name__}, got {type(x).__name__}")
+        if x.name in seen:
+            raise ValueError(f"{key}[{i}].name: duplicate {cls.__name__.lower()} name {x.name!r}")
+        seen.add(x.name)
 
 
 def _check_name(where: str, x: Any) -> str:
@@ -131,14 +158,7 @@ class Service:
         _check_name("service.name", self.name)
         where = f"service {self.name!r}"
         object.__setattr__(self, "priority", _check_positive(f"{where}.priority", self.priority))
-        if isinstance(self.demand, (str, bytes, Mapping)) or not isinstance(
-            self.demand, Iterable
-        ):
-            raise ValueError(f"{where}.demand: must be a list of integers, got {self.demand!r}")
-        demand = tuple(self.demand)
-        for t, d in enumerate(demand):
-            _check_int(f"{where}.demand[{t}]", d, lo=0)
-        object.__setattr__(self, "demand", tuple(int(d) for d in demand))
+        object.__setattr__(self, "demand", int_curve(f"{where}.demand", self.demand))
 
     @property
     def peak(self) -> int:
@@ -331,13 +351,8 @@ class Instance(InstanceArrays):
         object.__setattr__(self, "services", services)
         object.__setattr__(self, "jobs", jobs)
 
-        seen: set[str] = set()
+        _unique("services", services, Service)
         for i, s in enumerate(services):
-            if not isinstance(s, Service):
-                raise ValueError(f"services[{i}]: must be a Service, got {type(s).__name__}")
-            if s.name in seen:
-                raise ValueError(f"services[{i}].name: duplicate service name {s.name!r}")
-            seen.add(s.name)
             if len(s.demand) != T:
                 raise ValueError(
                     f"services[{i}].demand: length must equal horizon ({T}), got {len(s.demand)}"
@@ -357,13 +372,8 @@ class Instance(InstanceArrays):
                     f"over num_gpus ({G})"
                 )
 
-        names: set[str] = set()
+        _unique("jobs", jobs, Job)
         for i, j in enumerate(jobs):
-            if not isinstance(j, Job):
-                raise ValueError(f"jobs[{i}]: must be a Job, got {type(j).__name__}")
-            if j.name in names:
-                raise ValueError(f"jobs[{i}].name: duplicate job name {j.name!r}")
-            names.add(j.name)
             if j.gpus > G:
                 raise ValueError(f"jobs[{i}].gpus: must be <= num_gpus ({G}), got {j.gpus}")
             if j.release >= T:
@@ -383,13 +393,7 @@ class Instance(InstanceArrays):
             raise ValueError(f"nodes: must be a list of nodes, got {self.nodes!r}")
         nodes = tuple(self.nodes)
         object.__setattr__(self, "nodes", nodes)
-        seen: set[str] = set()
-        for k, node in enumerate(nodes):
-            if not isinstance(node, Node):
-                raise ValueError(f"nodes[{k}]: must be a Node, got {type(node).__name__}")
-            if node.name in seen:
-                raise ValueError(f"nodes[{k}].name: duplicate node name {node.name!r}")
-            seen.add(node.name)
+        _unique("nodes", nodes, Node)
         total = sum(node.gpus for node in nodes)
         if total != self.num_gpus:
             raise ValueError(

@@ -33,7 +33,7 @@ import numpy as np
 
 from . import families
 from .io import atomic_write_text, check_format, check_keys, load_json
-from .model import Instance, Service
+from .model import Instance, Service, int_curve, is_int
 from .servegen import servegen_hourly_rps
 
 __all__ = [
@@ -53,10 +53,6 @@ SCENARIO_FORMAT = "gpusched-scenario/1"
 
 SCENARIO_MODELS: tuple[str, ...] = ("lognormal", "trace")
 """Models :func:`scenario` draws from."""
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
 @dataclass(frozen=True)
@@ -95,17 +91,7 @@ class Scenario:
         for name, values in self.actual.items():
             if not isinstance(name, str) or not name:
                 raise ValueError(f"actual: service names must be non-empty strings, got {name!r}")
-            where = f"actual[{json.dumps(name)}]"
-            if isinstance(values, np.ndarray):
-                values = values.tolist()
-            if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, (list, tuple)):
-                raise ValueError(f"{where}: must be a list of integers, got {values!r}")
-            for t, a in enumerate(values):
-                if not _is_int(a):
-                    raise ValueError(f"{where}[{t}]: must be an integer, got {a!r}")
-                if a < 0:
-                    raise ValueError(f"{where}[{t}]: must be >= 0, got {a}")
-            clean[name] = tuple(int(a) for a in values)
+            clean[name] = int_curve(f"actual[{json.dumps(name)}]", values)
         object.__setattr__(self, "actual", MappingProxyType(clean))
 
     def __hash__(self) -> int:
@@ -331,14 +317,14 @@ def trace_forecast_error(day: int, days: int = 1, history: int | None = None) ->
     """
     series = _series_days()
     n = series.shape[0]
-    if not _is_int(days) or days < 1:
+    if not is_int(days) or days < 1:
         raise ValueError(f"days: must be a positive integer, got {days!r}")
-    if not _is_int(day) or not 1 <= day <= n - days:
+    if not is_int(day) or not 1 <= day <= n - days:
         raise ValueError(
             f"day: must be an integer in [1, {n - days}] (a previous day is needed and "
             f"{days} day(s) must fit in the {n}-day series), got {day!r}"
         )
-    if history is not None and (not _is_int(history) or history < 1):
+    if history is not None and (not is_int(history) or history < 1):
         raise ValueError(f"history: must be a positive integer or None, got {history!r}")
     fc, ac = [], []
     for d in range(day, day + days):
@@ -415,7 +401,7 @@ def scenario(inst: Instance, model: str = "lognormal", seed: int = 0, **params: 
     fn = _MODELS.get(model)
     if fn is None:
         raise ValueError(f"model: unknown scenario model {model!r}; known: {', '.join(_MODELS)}")
-    if not _is_int(seed) or seed < 0:
+    if not is_int(seed) or seed < 0:
         raise ValueError(f"seed: must be a non-negative integer, got {seed!r}")
     accepted = set(inspect.signature(fn).parameters) - {"inst", "rng"}
     unknown = sorted(set(params) - accepted)

@@ -11,18 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from .model import MAX_GPUS, MAX_HORIZON
+from .model import MAX_GPUS, MAX_HORIZON, is_int
 from .resources import FULL_GPU_MILLI, refuse_resources, shares_gpus
 
 __all__ = ["Schedule"]
 
 
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
 def _count(where: str, c: Any) -> int:
-    if not _is_int(c) or not 0 <= c <= MAX_GPUS:
+    if not is_int(c) or not 0 <= c <= MAX_GPUS:
         raise ValueError(
             f"{where}: must be an integer number of GPUs in [0, {MAX_GPUS}] "
             f"or a list of GPU indices, got {c!r}"
@@ -35,7 +31,7 @@ def _indices(where: str, c: Any) -> tuple[int, ...]:
     if isinstance(c, (str, bytes, Mapping)) or not isinstance(c, (list, tuple)):
         raise ValueError(f"{where}: must be a list of GPU indices, got {c!r}")
     for i, g in enumerate(c):
-        if not _is_int(g) or not 0 <= g < MAX_GPUS:
+        if not is_int(g) or not 0 <= g < MAX_GPUS:
             raise ValueError(f"{where}[{i}]: must be an integer GPU index in [0, {MAX_GPUS}), got {g!r}")
     out = tuple(sorted(int(g) for g in c))
     twice = next((a for a, b in itertools.pairwise(out) if a == b), None)
@@ -112,7 +108,7 @@ class Schedule:
             if not isinstance(name, str) or not name:
                 raise ValueError(f"starts: job names must be non-empty strings, got {name!r}")
             where = f"starts[{json.dumps(name)}]"
-            if not _is_int(s):
+            if not is_int(s):
                 raise ValueError(f"{where}: must be an integer slot, got {s!r}")
             if not 0 <= s < MAX_HORIZON:
                 raise ValueError(f"{where}: must be a slot in [0, {MAX_HORIZON}), got {s}")

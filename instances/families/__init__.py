@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import Instance, check_size_params
+from ..model import Instance, check_size_params, is_int
 from ..nodes import openb_node_mix, with_nodes
 from .catalogue import (
     GENERATORS,
@@ -141,9 +141,6 @@ def generate(
 
 def _check_shape(node_gpus: Any) -> int | list[int] | str:
     """``node_gpus`` as an int, a list of ints or ``"openb"``, or a ``ValueError`` naming it."""
-    def is_int(x: Any) -> bool:
-        return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-
     if node_gpus == "openb":
         return "openb"
     if is_int(node_gpus) and node_gpus >= 1:
