@@ -10,7 +10,7 @@ import instances
 from instances import format_value
 from instances.bound_io import BOUND_TOLERANCE
 
-from .core import json_line, save_output
+from .core import json_line, save_output, seconds
 
 
 def register(sub: Any) -> None:
@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
     p.add_argument("instance", help="instance file (gpusched-instance/1)")
     p.add_argument("--method", "-m", default="lagrangian", choices=list(BOUND_METHODS),
                    help="how to find the multipliers (default lagrangian)")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds (default: until converged)")
+    p.add_argument("--time-limit", type=seconds, default=None, help="seconds (default: until converged)")
     p.add_argument("-o", "--output", help="certificate file to write (gpusched-bound/1)")
     p.add_argument("--json", action="store_true", help="print one JSON object on one line")
     p.set_defaults(func=cmd_bound)
@@ -37,7 +37,7 @@ def register(sub: Any) -> None:
 def cmd_bound(args: argparse.Namespace) -> int:
     import milp
 
-    if args.time_limit is not None and not (args.time_limit >= 0 and math.isfinite(args.time_limit)):
+    if args.time_limit is not None and not math.isfinite(args.time_limit):
         raise ValueError(f"--time-limit: must be a finite number >= 0, got {args.time_limit}")
     inst = instances.load(args.instance)
     from gpusched.dispatch import lagrangian_primal

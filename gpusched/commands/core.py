@@ -13,6 +13,7 @@ from typing import Any
 
 import instances
 from instances import InfeasibleScheduleError
+from instances.io import atomic_write_text
 from instances.nodes import describe_nodes
 
 from ..dispatch import EXACT_METHODS, method_names, solve
@@ -51,6 +52,30 @@ def save_output(path: str, save: Callable[[Any, str], None], obj: Any) -> None:
         print(f"gpusched: created the folder {folder} for {path}", file=sys.stderr)
 
 
+def write_text(output: str | None, text: str) -> None:
+    """``text`` to the file ``output`` (through :func:`save_output`), or to standard output."""
+    if output:
+        save_output(output, lambda t, p: atomic_write_text(p, t), text)
+    else:
+        sys.stdout.write(text)
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a number of seconds ``>= 0`` (``--time-limit`` and the like)."""
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def positive(text: str) -> int:
+    """An argparse type: an integer ``>= 1`` (``--workers``, ``--replan``)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
 def bars_wanted(off: bool = False) -> bool:
     """Whether a command draws progress bars: on a terminal only, never with ``off``
     (``--no-progress``, ``--json``); a bar written to a file or a pipe is a log
@@ -81,7 +106,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("solve", help="run a method on an instance file")
     p.add_argument("instance", help="instance file (gpusched-instance/1)")
     p.add_argument("--method", "-m", default="best", help="method name (see `gpusched methods`)")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds (exact methods: default 60)")
+    p.add_argument("--time-limit", type=seconds, default=None, help="seconds (exact methods: default 60)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                    help="method parameter, e.g. -p rule=value (repeatable)")
     p.add_argument("-o", "--output", help="schedule file to write (gpusched-schedule/1)")
@@ -163,10 +188,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         if not params:
             raise
         raise _user_params_error(e, params) from None
-    if args.output:
-        save_output(args.output, instances.save, inst)
-    else:
-        sys.stdout.write(instances.dumps(inst))
+    write_text(args.output, instances.dumps(inst))
     line = (f"{args.family} seed {args.seed}: {inst.name}, {count(inst.num_jobs, 'job')}, "
             f"{count(len(inst.services), 'inference service')}, {count(inst.horizon, 'slot')}, "
             f"{describe_nodes(inst)}")
@@ -177,8 +199,6 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    if args.time_limit is not None and not args.time_limit >= 0:
-        raise ValueError(f"--time-limit: must be >= 0, got {args.time_limit}")
     inst = instances.load(args.instance)
     params = parse_params(args.param)
     if args.method in EXACT_METHODS and "progress" not in params:

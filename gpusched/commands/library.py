@@ -9,15 +9,13 @@ results cannot be read (one line naming the file and the field).
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from typing import Any
 
 import instances
-from instances.io import atomic_write_text
 from instances.library import load_library
 
-from .core import json_line, save_output
+from .core import json_line, save_output, write_text
 
 FORMATS: tuple[str, ...] = ("markdown", "md", "csv")
 
@@ -62,24 +60,12 @@ def register(sub: Any) -> None:
     q.set_defaults(func=cmd_compare)
 
 
-def _clean(x: Any) -> Any:
-    if hasattr(x, "item") and not isinstance(x, (str, list, dict)):
-        x = x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
-
-
-def _records(frame: Any) -> list[dict[str, Any]]:
-    return [{k: _clean(v) for k, v in r.items()} for r in frame.to_dict(orient="records")]
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     from gpusched import library
 
     view = library.table(args.library)
     if args.json:
-        print(json_line(_records(view.frame)))
+        print(json_line(view.frame.to_dict(orient="records")))
     else:
         print(view.render(args.format), end="")
     return 0
@@ -89,10 +75,7 @@ def cmd_get(args: argparse.Namespace) -> int:
     lib = load_library(args.library)
     entry = lib.get(args.name)
     inst = entry.load_instance()
-    if args.output:
-        save_output(args.output, instances.save, inst)
-    else:
-        print(instances.dumps(inst), end="")
+    write_text(args.output, instances.dumps(inst))
     if args.schedule:
         save_output(args.schedule, instances.save_schedule, instances.load_schedule(entry.best_schedule))
     if args.bound:
@@ -133,12 +116,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if frame.empty:
         raise ValueError(f"{args.results}: no row is on a library instance (by name and content hash)")
     if args.json:
-        text = json_line(_records(frame)) + "\n"
+        text = json_line(frame.to_dict(orient="records")) + "\n"
     else:
         text = library.compare_view(frame).render(args.format)
-    if args.output:
-        save_output(args.output, lambda t, p: atomic_write_text(p, t), text)
-    else:
-        print(text, end="")
+    write_text(args.output, text)
     bugs = frame["flags"].map(lambda f: any(b in f for b in library.BUG_FLAGS))
     return 1 if bool(bugs.any()) else 0

@@ -13,7 +13,7 @@ from typing import Any
 import instances
 
 from ..simulate import simulate
-from .core import json_line, parse_params
+from .core import json_line, parse_params, positive, seconds
 
 logger = logging.getLogger(__name__)
 
@@ -50,14 +50,14 @@ def register(sub: Any) -> None:
     p.add_argument("instance", help="instance file (its demand is the forecast)")
     p.add_argument("--scenario", required=True, help="scenario file (gpusched-scenario/1)")
     p.add_argument("--method", "-m", default="list", help="planning method (see `gpusched methods`)")
-    p.add_argument("--replan", type=int, default=None,
+    p.add_argument("--replan", type=positive, default=None,
                    help="slots between plans (default: one plan, at slot 0)")
     p.add_argument("--headroom", type=float, default=0.0,
                    help="plan on the forecast scaled by 1 + H (default 0)")
     p.add_argument("--no-preempt", action="store_true",
                    help="never preempt batch work; count the inference left unserved")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds per plan")
-    p.add_argument("--bound-time-limit", type=float, default=60.0,
+    p.add_argument("--time-limit", type=seconds, default=None, help="seconds per plan")
+    p.add_argument("--bound-time-limit", type=seconds, default=60.0,
                    help="seconds of the clairvoyant bound's MILP (default 60)")
     p.add_argument("--no-bound", action="store_true", help="skip the clairvoyant bound")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
@@ -115,11 +115,6 @@ def _trace_day(args: argparse.Namespace, params: dict[str, Any]) -> tuple[instan
 def cmd_simulate(args: argparse.Namespace) -> int:
     if not (math.isfinite(args.headroom) and args.headroom >= 0):
         raise ValueError(f"--headroom: must be a finite number >= 0, got {args.headroom}")
-    if args.replan is not None and args.replan < 1:
-        raise ValueError(f"--replan: must be a positive number of slots, got {args.replan}")
-    for flag, value in (("--time-limit", args.time_limit), ("--bound-time-limit", args.bound_time_limit)):
-        if value is not None and not value >= 0:
-            raise ValueError(f"{flag}: must be >= 0, got {value}")
     inst = instances.load(args.instance)
     sc = instances.load_scenario(args.scenario, inst)
     params = parse_params(args.param)

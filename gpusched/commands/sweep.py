@@ -13,7 +13,7 @@ from typing import Any
 import heuristics
 
 from ..dispatch import EXACT_METHODS
-from .core import bars_wanted, parse_params, save_output
+from .core import bars_wanted, parse_params, positive, seconds, write_text
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def register(sub: Any) -> None:
     p.add_argument("--seeds", default="1", help="N (seeds 0..N-1), A-B or a comma list (default 1)")
     p.add_argument("--methods", help="comma-separated method names")
     p.add_argument("--instances", default="", help="comma-separated instance files to add")
-    p.add_argument("--time-limit", type=float, default=None, help=_time_limit_help())
+    p.add_argument("--time-limit", type=seconds, default=None, help=_time_limit_help())
     p.add_argument("-p", "--param", action="append", default=[], metavar="METHOD.KEY=VALUE",
                    help="method parameter, e.g. -p milp.threads=2 (repeatable)")
     p.add_argument("-f", "--family-param", action="append", default=[],
@@ -91,12 +91,12 @@ def register(sub: Any) -> None:
     p.add_argument("-o", "--output", default=None,
                    help="results folder (default results/seed or results/real)")
     p.add_argument("--seeds", default=None, help="seed: N, A-B or a comma list (default 5)")
-    p.add_argument("--time-limit", type=float, default=None,
+    p.add_argument("--time-limit", type=seconds, default=None,
                    help="seconds per MILP (default 20 for seed, 10 for real)")
     p.add_argument("--days", default=None,
                    help="real: openb days, A-B or a comma list (default every third of 115-149)")
     p.add_argument("--pools", default=None, help="real: pool sizes, comma list (default 8,16,32)")
-    p.add_argument("--best-time-limit", type=float, default=None,
+    p.add_argument("--best-time-limit", type=seconds, default=None,
                    help="real: seconds of best per instance (default 2)")
     p.add_argument("--inference-share", type=float, default=None,
                    help="real: share of the pool the ServeGen series asks at its peak (default 0.3)")
@@ -113,7 +113,8 @@ def register(sub: Any) -> None:
 def _run_args(p: argparse.ArgumentParser, output: bool = True) -> None:
     if output:
         p.add_argument("-o", "--output", required=True, help="results folder")
-    p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--workers", type=positive, default=None,
+                   help="worker processes (default: all cores)")
     p.add_argument("--scheduler", default=None, help="address of a Dask distributed scheduler")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress bar (there is one only when standard error is a terminal)")
@@ -127,11 +128,6 @@ def _dotted(items: list[str], where: str) -> dict[str, dict[str, Any]]:
             raise ValueError(f"{where}: expected NAME.KEY=VALUE, got {key!r}")
         out.setdefault(head, {})[tail] = value
     return out
-
-
-def _check_workers(args: argparse.Namespace) -> None:
-    if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers: must be >= 1, got {args.workers}")
 
 
 def _run(args: argparse.Namespace, cells: Any, how_to_resume: str) -> Any:
@@ -165,9 +161,6 @@ def _argv() -> str:
 def cmd_bench(args: argparse.Namespace) -> int:
     from ..sweep import load_config, make_cells, make_config
 
-    _check_workers(args)
-    if args.time_limit is not None and not args.time_limit >= 0:
-        raise ValueError(f"--time-limit: must be >= 0, got {args.time_limit}")
     if args.config:
         if args.families or args.methods:
             raise ValueError("--config: give the sweep either as a file or as flags, not both")
@@ -217,12 +210,7 @@ def cmd_table(args: argparse.Namespace) -> int:
         text = tv.render(args.format)
     except ValueError as e:  # e.g. a CSV file without the result columns
         raise ValueError(f"{args.results}: {e}") from None
-    if args.output:
-        from instances.io import atomic_write_text
-
-        save_output(args.output, lambda t, p: atomic_write_text(p, t), text)
-    else:
-        sys.stdout.write(text)
+    write_text(args.output, text)
     return 0
 
 
@@ -287,7 +275,6 @@ def cmd_reproduce_real(args: argparse.Namespace) -> int:
         real_cells,
     )
 
-    _check_workers(args)
     if args.seeds is not None or args.no_ablation or args.param:
         raise ValueError("--seeds, --no-ablation, -p: options of reproduce seed, not real")
     base: dict[str, Any] = dict(REAL_QUICK) if args.quick else {
@@ -298,11 +285,8 @@ def cmd_reproduce_real(args: argparse.Namespace) -> int:
     if args.pools is not None:
         base["pools"] = _int_list(args.pools, "--pools")
     for key in ("time_limit", "best_time_limit"):
-        v = getattr(args, key)
-        if v is not None:
-            if not v >= 0:
-                raise ValueError(f"--{key.replace('_', '-')}: must be >= 0, got {v}")
-            base[key] = v
+        if getattr(args, key) is not None:
+            base[key] = getattr(args, key)
     if args.inference_share is not None:
         base["inference_share"] = args.inference_share
     args.retry_errors = True  # a method that failed is not a result to keep
@@ -340,10 +324,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from ..sweep import cell_rows, make_cells
     from ..tables import seed_view
 
-    _check_workers(args)
     tl = DEFAULT_TIME_LIMIT if args.time_limit is None else args.time_limit
-    if not tl >= 0:
-        raise ValueError(f"--time-limit: must be >= 0, got {tl}")
     config = seed_config(DEFAULT_SEEDS if args.seeds is None else args.seeds, tl,
                          ablation=not args.no_ablation, params=_dotted(args.param, "--param"))
     cells = make_cells(config)

@@ -11,7 +11,7 @@ from typing import Any
 import instances
 from instances.traces import FORMATS, REASONS
 
-from .core import json_line, save_output
+from .core import json_line, write_text
 
 logger = logging.getLogger(__name__)
 
@@ -96,10 +96,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         resources=args.resources,
     )
     meta = dict(inst.meta["import"])
-    if args.output:
-        save_output(args.output, instances.save, inst)
-    else:
-        sys.stdout.write(instances.dumps(inst))
+    write_text(args.output, instances.dumps(inst))
     line = json_line(meta) if args.json else summary(meta)
     print(line, file=sys.stderr if not args.output else sys.stdout)
     return 0
