@@ -2,62 +2,8 @@
 instances) and on the openb trace (:mod:`.real`), each a resumable sweep and its
 tables and plots."""
 
-from .real import (
-    CONTENTION_BANDS,
-    FLAT_BOUND,
-    LAGRANGIAN_TIME_LIMIT,
-    REAL_BASELINES,
-    REAL_BEST_TIME_LIMIT,
-    REAL_DAYS,
-    REAL_METHODS,
-    REAL_POOLS,
-    REAL_QUICK,
-    REAL_TIME_LIMIT,
-    RealReport,
-    best_values,
-    finish_real,
-    lagrangian_bounds,
-    real_cells,
-    real_frame,
-    real_summary,
-    reproduce_real,
-    write_real,
-)
-from .seed import (
-    DEFAULT_SEEDS,
-    DEFAULT_TIME_LIMIT,
-    SEED_FAMILIES,
-    SEED_METHODS,
-    ReproduceReport,
-    reproduce_seed,
-    seed_config,
-)
+from . import real, seed
+from .real import *  # noqa: F403
+from .seed import *  # noqa: F403
 
-__all__ = [
-    "CONTENTION_BANDS",
-    "DEFAULT_SEEDS",
-    "DEFAULT_TIME_LIMIT",
-    "FLAT_BOUND",
-    "LAGRANGIAN_TIME_LIMIT",
-    "REAL_BASELINES",
-    "REAL_BEST_TIME_LIMIT",
-    "REAL_DAYS",
-    "REAL_METHODS",
-    "REAL_POOLS",
-    "REAL_QUICK",
-    "REAL_TIME_LIMIT",
-    "SEED_FAMILIES",
-    "SEED_METHODS",
-    "RealReport",
-    "ReproduceReport",
-    "best_values",
-    "finish_real",
-    "lagrangian_bounds",
-    "real_cells",
-    "real_frame",
-    "real_summary",
-    "reproduce_real",
-    "reproduce_seed",
-    "seed_config",
-    "write_real",
-]
+__all__ = real.__all__ + seed.__all__

@@ -8,47 +8,11 @@
 - :mod:`.simulation`: the view of a scenario sweep's replays against the clairvoyant bound.
 """
 
-from .aggregate import CONFIDENCE, FEW_VALUES, ci95, prepare, t_quantile
-from .render import FORMAT_ALIASES, Table, TableView, fmt_ci, latex_escape
-from .simulation import simulation_rows, simulation_view
-from .topology import has_node_rows, topology_frame, topology_view
-from .views import (
-    ABLATION_GRID,
-    ABLATION_ORDERINGS,
-    PUBLISHED,
-    SEED_FAMILY,
-    SUMMARY_METRICS,
-    VIEWS,
-    ablation_view,
-    seed_view,
-    summary_view,
-    view,
-)
+from . import aggregate, render, simulation, topology, views
+from .aggregate import *  # noqa: F403
+from .render import *  # noqa: F403
+from .simulation import *  # noqa: F403
+from .topology import *  # noqa: F403
+from .views import *  # noqa: F403
 
-__all__ = [
-    "ABLATION_GRID",
-    "ABLATION_ORDERINGS",
-    "CONFIDENCE",
-    "FEW_VALUES",
-    "FORMAT_ALIASES",
-    "PUBLISHED",
-    "SEED_FAMILY",
-    "SUMMARY_METRICS",
-    "VIEWS",
-    "Table",
-    "TableView",
-    "ablation_view",
-    "ci95",
-    "fmt_ci",
-    "has_node_rows",
-    "latex_escape",
-    "prepare",
-    "seed_view",
-    "simulation_rows",
-    "simulation_view",
-    "summary_view",
-    "t_quantile",
-    "topology_frame",
-    "topology_view",
-    "view",
-]
+__all__ = aggregate.__all__ + render.__all__ + simulation.__all__ + topology.__all__ + views.__all__

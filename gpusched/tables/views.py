@@ -25,7 +25,10 @@ from .topology import topology_view
 
 __all__ = [
     "ABLATION_GRID",
+    "ABLATION_ORDERINGS",
     "PUBLISHED",
+    "SEED_FAMILY",
+    "SUMMARY_METRICS",
     "VIEWS",
     "ablation_view",
     "seed_view",
