@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import platform
 import re
 import time
+import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-import instances
 from instances import Instance, Metrics
 from instances.families import node_shape_label
+from instances.library import content_hash as instance_hash
 
 from .config import MethodSpec
 from .scenarios import SimSpec
@@ -30,16 +33,21 @@ from .scenarios import SimSpec
 __all__ = [
     "METRIC_COLUMNS",
     "METRIC_FIELDS",
+    "RESULT_COLUMNS",
     "VERSIONED_PACKAGES",
     "Cell",
     "base_row",
     "crashed_row",
     "error_row",
+    "failed_row",
     "finish_row",
     "instance_hash",
+    "result_row",
     "safe_name",
     "versions",
 ]
+
+logger = logging.getLogger(__name__)
 
 VERSIONED_PACKAGES: tuple[str, ...] = ("gpusched", "numpy", "highspy", "pulp", "ortools")
 """Packages whose versions every row records."""
@@ -50,11 +58,6 @@ METRIC_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Metrics) if f.name
 METRIC_COLUMNS: tuple[str, ...] = tuple(k for k in METRIC_FIELDS if k != "value")
 """The columns a row takes from :class:`instances.Metrics` besides ``value`` (which,
 with ``reservation``, is a result column of its own)."""
-
-
-def instance_hash(inst: Instance) -> str:
-    """SHA-256 of the instance file's bytes (:func:`instances.dumps`)."""
-    return hashlib.sha256(instances.dumps(inst).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -166,16 +169,35 @@ def finish_row(row: dict[str, Any], started: float) -> dict[str, Any]:
     return {k: _clean(v) for k, v in row.items()}
 
 
+RESULT_COLUMNS: tuple[str, ...] = (
+    "status", "value", "upper_bound", "gap", "lp_bound", "nodes", "runtime_s", "reservation",
+    "message",
+)
+"""The columns of a row that say how its method ended (``None`` where a method has none)."""
+
+
+def result_row(cell: Cell, metrics: Mapping[str, Any] | None = None, **result: Any) -> dict[str, Any]:
+    """:func:`base_row` with the :data:`RESULT_COLUMNS` of ``result`` and the
+    :data:`METRIC_COLUMNS` of ``metrics`` (``None`` where either has none)."""
+    row = base_row(cell)
+    row.update({k: result.get(k) for k in RESULT_COLUMNS})
+    row.update({k: None if metrics is None else metrics.get(k) for k in METRIC_COLUMNS})
+    return row
+
+
 def error_row(cell: Cell, message: str, runtime_s: float = 0.0) -> dict[str, Any]:
     """The row of a failed cell: status ``error``, no value, ``message`` says why."""
-    row = base_row(cell)
-    row.update(
-        status="error", value=None, upper_bound=None, gap=None, lp_bound=None, nodes=None,
-        runtime_s=runtime_s, reservation=None, message=message,
-    )
-    for k in METRIC_COLUMNS:
-        row[k] = None
+    row = result_row(cell, status="error", runtime_s=runtime_s, message=message)
     return finish_row(row, time.perf_counter() - runtime_s)
+
+
+def failed_row(cell: Cell, e: Exception, started: float) -> dict[str, Any]:
+    """The row of a cell whose method raised ``e`` (logged as a warning)."""
+    what = f"{cell.spec.label} on {cell.instance.name}"
+    logger.warning("cell %s (%s%s) failed: %s", cell.key, what,
+                   "" if cell.sim is None else f", {cell.sim.label}", e)
+    msg = traceback.format_exception_only(type(e), e)[-1].strip()
+    return error_row(cell, msg, time.perf_counter() - started)
 
 
 def crashed_row(cell: Cell, e: BaseException) -> dict[str, Any]:

@@ -26,7 +26,7 @@ import instances
 from instances.model import check_size_params
 
 from ..dispatch import EXACT_METHODS, method_names
-from .scenarios import ScenarioConfig, scenario_config_from_tables
+from .scenarios import ScenarioConfig, pydantic_message, scenario_config_from_tables
 from .seeds import parse_seeds
 
 __all__ = [
@@ -247,44 +247,12 @@ class SweepFile(BaseModel):
         return v
 
 
-_PROBLEMS: dict[str, str] = {
-    "dict_type": "must be a table", "model_type": "must be a table",
-    "list_type": "must be a list", "string_type": "must be a string",
-    "float_type": "must be a number", "int_type": "must be an integer",
-}
-"""Pydantic error type -> the problem in the file's (TOML's) terms."""
-
-
-def _lower(msg: str) -> str:
-    return msg[:1].lower() + msg[1:]
-
-
-def _message(e: ValidationError) -> str:
-    """The first error as ``<field path>: <problem>``; unknown keys are named."""
-    err = e.errors()[0]
-    loc = ".".join(str(x) for x in err["loc"])
-    kind = err["type"]
-    if kind == "extra_forbidden":
-        text = f"{loc}: unknown key; allowed: {sorted(SweepFile.model_fields)}"
-    elif kind == "missing":
-        text = f"{loc}: missing"
-    elif kind == "value_error":
-        inner = str(err["ctx"]["error"])
-        text = inner if inner.startswith(f"{loc}: ") else f"{loc}: {inner}"
-    else:
-        text = f"{loc}: {_PROBLEMS.get(kind) or _lower(err['msg'])}, got {err['input']!r}"
-        if kind == "greater_than_equal":
-            text = f"{loc}: must be a number >= {err['ctx']['ge']:g}, got {err['input']!r}"
-    more = len(e.errors()) - 1
-    return text + (f" (and {more} more error{'s' * (more > 1)})" if more else "")
-
-
 def _config_from_dict(data: Mapping[str, Any]) -> BenchConfig:
     """A :class:`BenchConfig` from the content of a sweep file."""
     try:
         doc = SweepFile.model_validate(data)
     except ValidationError as e:
-        raise ValueError(_message(e)) from None
+        raise ValueError(pydantic_message(e, list(SweepFile.model_fields))) from None
     for fam, fp in doc.family_params.items():
         try:
             check_size_params(fp)  # before a horizon of 10^9 is drawn

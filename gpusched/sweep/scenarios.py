@@ -64,6 +64,7 @@ __all__ = [
     "ScenarioConfig",
     "SimSpec",
     "policy_label",
+    "pydantic_message",
     "scenario_config",
     "scenario_config_from_tables",
     "scenario_hash",
@@ -300,15 +301,34 @@ class _PolicyTable(BaseModel):
     preempt: Any = True
 
 
-def _first_error(e: ValidationError, table: str, allowed: Sequence[str]) -> str:
+PROBLEMS: dict[str, str] = {
+    "dict_type": "must be a table", "model_type": "must be a table",
+    "list_type": "must be a list", "string_type": "must be a string",
+    "float_type": "must be a number", "int_type": "must be an integer",
+}
+"""Pydantic error type -> the problem in the file's (TOML's) terms."""
+
+
+def pydantic_message(e: ValidationError, allowed: Sequence[str], table: str = "") -> str:
+    """The first error of ``e`` as ``<key path>: <problem>`` (an unknown key names the
+    ``allowed`` ones), and how many more there are."""
     err = e.errors()[0]
-    loc = ".".join(str(x) for x in (table, *err["loc"]))
-    if err["type"] == "extra_forbidden":
-        return f"{loc}: unknown key; allowed: {sorted(allowed)}"
-    if err["type"] == "greater_than_equal":
-        return f"{loc}: must be a number >= {err['ctx']['ge']:g}, got {err['input']!r}"
-    msg = err["msg"]
-    return f"{loc}: {msg[:1].lower() + msg[1:]}, got {err['input']!r}"
+    loc = ".".join(str(x) for x in ((table,) if table else ()) + tuple(err["loc"]))
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        text = f"{loc}: unknown key; allowed: {sorted(allowed)}"
+    elif kind == "missing":
+        text = f"{loc}: missing"
+    elif kind == "value_error":
+        inner = str(err["ctx"]["error"])
+        text = inner if inner.startswith(f"{loc}: ") else f"{loc}: {inner}"
+    elif kind == "greater_than_equal":
+        text = f"{loc}: must be a number >= {err['ctx']['ge']:g}, got {err['input']!r}"
+    else:
+        msg = PROBLEMS.get(kind) or err["msg"][:1].lower() + err["msg"][1:]
+        text = f"{loc}: {msg}, got {err['input']!r}"
+    more = len(e.errors()) - 1
+    return text + (f" (and {more} more error{'s' * (more > 1)})" if more else "")
 
 
 def scenario_config_from_tables(
@@ -331,11 +351,11 @@ def scenario_config_from_tables(
     try:
         s = _ScenarioTable.model_validate(dict(scenarios))
     except ValidationError as e:
-        raise ValueError(_first_error(e, "scenarios", SCENARIO_KEYS)) from None
+        raise ValueError(pydantic_message(e, SCENARIO_KEYS, "scenarios")) from None
     try:
         p = _PolicyTable.model_validate(dict(policy or {}))
     except ValidationError as e:
-        raise ValueError(_first_error(e, "policy", POLICY_KEYS)) from None
+        raise ValueError(pydantic_message(e, POLICY_KEYS, "policy")) from None
     model = None if s.model in (None, "none") else s.model
     return scenario_config(
         model, dict(s.model_extra or {}), s.seeds, trace_days=s.trace_days,

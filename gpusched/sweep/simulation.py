@@ -25,22 +25,18 @@ the actual day, not against the forecast instance the folder keeps.
 from __future__ import annotations
 
 import json
-import logging
 import time
-import traceback
 from typing import Any
 
 import instances
 from instances import Instance, Scenario
 
 from ..simulate import simulate
-from .cells import METRIC_COLUMNS, Cell, base_row, error_row, finish_row, instance_hash
+from .cells import Cell, failed_row, finish_row, instance_hash, result_row
 from .config import BenchConfig, MethodSpec
 from .scenarios import SimSpec, policy_label, scenario_hash
 
 __all__ = ["BOUND_LABEL", "SIM_COLUMNS", "SIM_STATUS", "make_sim_cells", "run_sim_cell", "scenario_label"]
-
-logger = logging.getLogger(__name__)
 
 BOUND_LABEL = "clairvoyant"
 """Method label of the bound cells (the MILP on the instance with the actual demand)."""
@@ -156,21 +152,12 @@ def run_sim_cell(cell: Cell) -> tuple[dict[str, Any], None]:
         r = simulate(cell.instance, sim.scenario, spec.method, sim.replan, sim.headroom,
                      sim.preempt, clairvoyant=False, **params)
     except Exception as e:  # a failed cell is recorded, the sweep goes on
-        logger.warning("cell %s (%s on %s, %s) failed: %s", cell.key, spec.label,
-                       cell.instance.name, sim.label, e)
-        msg = traceback.format_exception_only(type(e), e)[-1].strip()
-        row = error_row(cell, msg, time.perf_counter() - started)
+        row = failed_row(cell, e, started)
         row.update(_sim_columns(cell))
         return row, None
     out = r.to_row()
-    row = base_row(cell)
-    row.update(
-        status=SIM_STATUS, value=r.realized_value, upper_bound=None, gap=None, lp_bound=None,
-        nodes=None, runtime_s=r.runtime_s, reservation=None, message="",
-    )
-    for k in METRIC_COLUMNS:
-        row[k] = getattr(r.metrics, k)
+    row = result_row(cell, r.metrics.to_dict(), status=SIM_STATUS, value=r.realized_value,
+                     runtime_s=r.runtime_s, message="")
     row.update(_sim_columns(cell))
-    for k in SIM_COLUMNS:
-        row[k] = out[k]
+    row.update({k: out[k] for k in SIM_COLUMNS})
     return finish_row(row, started), None

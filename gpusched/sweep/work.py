@@ -8,22 +8,18 @@ method: the failure becomes a row with status ``error``.
 
 from __future__ import annotations
 
-import logging
 import time
-import traceback
 from typing import Any
 
 import instances
 from instances import Instance
 
 from ..dispatch import solve
-from .cells import METRIC_COLUMNS, Cell, base_row, error_row, finish_row, instance_hash
+from .cells import Cell, failed_row, finish_row, instance_hash, result_row
 from .config import BenchConfig
 from .simulation import make_sim_cells, run_sim_cell
 
 __all__ = ["make_cells", "run_cell"]
-
-logger = logging.getLogger(__name__)
 
 
 def make_cells(config: BenchConfig) -> list[Cell]:
@@ -77,17 +73,8 @@ def run_cell(cell: Cell) -> tuple[dict[str, Any], dict[str, Any] | None]:
     try:
         res = solve(cell.instance, spec.method, time_limit=spec.time_limit, **dict(spec.params))
     except Exception as e:  # a failed cell is recorded, the sweep goes on
-        logger.warning("cell %s (%s on %s) failed: %s", cell.key, spec.label, cell.instance.name, e)
-        msg = traceback.format_exception_only(type(e), e)[-1].strip()
-        return error_row(cell, msg, time.perf_counter() - started), None
+        return failed_row(cell, e, started), None
     r = res.to_row()
-    row = base_row(cell)
-    row.update(
-        status=r["status"], value=r["value"], upper_bound=r["upper_bound"],
-        gap=r["gap"], lp_bound=r["lp_bound"], nodes=r["nodes"], runtime_s=r["runtime_s"],
-        reservation=r["reservation"], message=r["message"],
-    )
-    for k in METRIC_COLUMNS:
-        row[k] = r.get(k)
+    row = result_row(cell, r, **r)
     schedule = res.schedule.to_dict() if res.metrics is not None else None
     return finish_row(row, started), schedule
