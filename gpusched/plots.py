@@ -32,6 +32,7 @@ from .plots_text import FittedLabel, short_names
 __all__ = [
     "KIND_COLORS",
     "assign_gpus",
+    "new_axes",
     "node_rows",
     "performance_profile",
     "plot_fragmentation",
@@ -182,9 +183,8 @@ def plot_gantt(
     (:func:`node_rows`), shaded in turn, separated by lines and labelled
     with the node's name and GPUs; a job on several nodes has a bar on each.
     """
-    if ax is None:
-        _, ax = plt.subplots(figsize=(min(14.0, max(6.0, 0.25 * inst.horizon + 2)),
-                                      min(10.0, max(2.5, 0.35 * inst.num_gpus + 1.6))))
+    ax = new_axes(ax, (min(14.0, max(6.0, 0.25 * inst.horizon + 2)),
+                       min(10.0, max(2.5, 0.35 * inst.num_gpus + 1.6))))
     G, T = inst.num_gpus, inst.horizon
     edge = 0.6 if G <= 64 else 0.15
     gpus = assign_gpus(inst, schedule)
@@ -257,37 +257,21 @@ def plot_utilization(
     title: str | None = None,
 ) -> Axes:
     """GPUs in use per slot, stacked: inference, batch, reserved-idle (peak), idle."""
-    if ax is None:
-        _, ax = plt.subplots(figsize=(8, 3.2))
-    T, G = inst.horizon, inst.num_gpus
-    inference = np.asarray(inst.total_demand, dtype=np.int64)
-    batch = np.zeros(T, dtype=np.int64)
-    for name, s in schedule.starts.items():
-        job = inst.jobs[inst.job_index[name]]
-        batch[s : s + job.duration] += job.gpus
+    inference, batch = _usage(inst, schedule)
     reserved_idle = np.minimum(np.maximum(0, _reserved(inst, reservation) - inference),
-                               np.maximum(0, G - inference - batch))
-    idle = G - inference - batch - reserved_idle
-    x = np.arange(T)
-    ax.bar(x, inference, width=1.0, align="edge", color=INFERENCE_COLOR, alpha=0.7,
-           label="inference")
-    ax.bar(x, batch, width=1.0, align="edge", bottom=inference, color=KIND_COLORS["training"],
-           label="batch")
+                               np.maximum(0, inst.num_gpus - inference - batch))
+    layers: list[tuple[np.ndarray, dict[str, Any]]] = [
+        (inference, {"color": INFERENCE_COLOR, "alpha": 0.7, "label": "inference"}),
+        (batch, {"color": KIND_COLORS["training"], "label": "batch"}),
+    ]
     if reservation == "peak":
-        ax.bar(x, reserved_idle, width=1.0, align="edge", bottom=inference + batch,
-               color="white", edgecolor=INFERENCE_COLOR, hatch="///", linewidth=0.0,
-               label="reserved idle")
-    ax.bar(x, idle, width=1.0, align="edge", bottom=inference + batch + reserved_idle,
-           color=IDLE_COLOR, label="idle")
+        layers.append((reserved_idle, {"color": "white", "edgecolor": INFERENCE_COLOR,
+                                       "hatch": "///", "linewidth": 0.0, "label": "reserved idle"}))
+    layers.append((inst.num_gpus - inference - batch - reserved_idle,
+                   {"color": IDLE_COLOR, "label": "idle"}))
     util = evaluate(inst, schedule).utilization
-    ax.set_xlim(0, T)
-    ax.set_ylim(0, G)
-    ax.set_xlabel(f"slot ({inst.slot_hours:g} h)")
-    ax.set_ylabel("GPUs")
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # GPUs are whole
-    ax.set_title(title or f"{inst.name}: utilization {100 * util:.1f}%")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT_SIZE, frameon=False)
-    return ax
+    return _stacked(new_axes(ax, (8, 3.2)), inst, layers,
+                    title or f"{inst.name}: utilization {100 * util:.1f}%")
 
 
 def plot_fragmentation(
@@ -300,35 +284,52 @@ def plot_fragmentation(
     pending job fits while the pool as a whole has room for one. *Free* is
     the rest of the pool. On a flat pool nothing is stranded.
     """
-    if ax is None:
-        _, ax = plt.subplots(figsize=(8, 3.2))
-    T, G = inst.horizon, inst.num_gpus
     m = evaluate(inst, schedule)
     stranded = np.asarray(stranded_gpus(inst, schedule), dtype=np.int64)
-    inference = np.asarray(inst.total_demand, dtype=np.int64)
-    batch = np.zeros(T, dtype=np.int64)
+    inference, batch = _usage(inst, schedule)
+    layers: list[tuple[np.ndarray, dict[str, Any]]] = [
+        (inference, {"color": INFERENCE_COLOR, "alpha": 0.7, "label": "inference"}),
+        (batch, {"color": KIND_COLORS["training"], "label": "batch"}),
+        (stranded, {"color": STRANDED_COLOR, "label": "stranded (no pending job fits)"}),
+        (inst.num_gpus - inference - batch - stranded, {"color": IDLE_COLOR, "label": "free"}),
+    ]
+    shape = "flat pool" if inst.nodes is None else f"{inst.num_nodes} nodes"
+    return _stacked(new_axes(ax, (8, 3.2)), inst, layers,
+                    title or f"{inst.name} ({shape}): utilization {100 * m.utilization:.1f}%, "
+                             f"fragmentation {m.fragmentation} GPU-slots")
+
+
+def _usage(inst: Instance, schedule: Schedule) -> tuple[np.ndarray, np.ndarray]:
+    """Inference demand and batch GPUs in use, per slot."""
+    batch = np.zeros(inst.horizon, dtype=np.int64)
     for name, s in schedule.starts.items():
         job = inst.jobs[inst.job_index[name]]
         batch[s : s + job.duration] += job.gpus
-    free = G - inference - batch - stranded
-    x = np.arange(T)
-    ax.bar(x, inference, width=1.0, align="edge", color=INFERENCE_COLOR, alpha=0.7,
-           label="inference")
-    ax.bar(x, batch, width=1.0, align="edge", bottom=inference, color=KIND_COLORS["training"],
-           label="batch")
-    ax.bar(x, stranded, width=1.0, align="edge", bottom=inference + batch,
-           color=STRANDED_COLOR, label="stranded (no pending job fits)")
-    ax.bar(x, free, width=1.0, align="edge", bottom=inference + batch + stranded,
-           color=IDLE_COLOR, label="free")
-    ax.set_xlim(0, T)
-    ax.set_ylim(0, G)
+    return np.asarray(inst.total_demand, dtype=np.int64), batch
+
+
+def _stacked(ax: Axes, inst: Instance, layers: Sequence[tuple[np.ndarray, dict[str, Any]]],
+             title: str) -> Axes:
+    """One stacked bar per slot, ``layers`` from the bottom up, on the pool's axes."""
+    x = np.arange(inst.horizon)
+    bottom = np.zeros(inst.horizon, dtype=np.int64)
+    for values, style in layers:
+        ax.bar(x, values, width=1.0, align="edge", bottom=bottom, **style)
+        bottom = bottom + values
+    ax.set_xlim(0, inst.horizon)
+    ax.set_ylim(0, inst.num_gpus)
     ax.set_xlabel(f"slot ({inst.slot_hours:g} h)")
     ax.set_ylabel("GPUs")
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    shape = "flat pool" if inst.nodes is None else f"{inst.num_nodes} nodes"
-    ax.set_title(title or f"{inst.name} ({shape}): utilization {100 * m.utilization:.1f}%, "
-                          f"fragmentation {m.fragmentation} GPU-slots")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # GPUs are whole
+    ax.set_title(title)
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT_SIZE, frameon=False)
+    return ax
+
+
+def new_axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
+    """``ax``, or the axes of a new figure of ``size`` inches."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=size)
     return ax
 
 
@@ -342,8 +343,7 @@ def plot_gaps(df: pd.DataFrame, *, ax: Axes | None = None, methods: Sequence[str
 
     if "gap_pct" not in df.columns:
         df = prepare(df)
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, 3.5))
+    ax = new_axes(ax, (7, 3.5))
     if methods:
         order = [m for m in methods if m in set(df["method"])]
     else:  # best (smallest median gap) at the top
@@ -403,8 +403,7 @@ def plot_performance_profile(
     methods: Sequence[str] = (),
 ) -> Axes:
     """Dolan-More performance profile: share of instances within a factor tau of the best."""
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 3.8))
+    ax = new_axes(ax, (6, 3.8))
     ratios = performance_profile(df, measure)
     if methods:
         names = [m for m in methods if m in ratios]

@@ -15,6 +15,8 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
+from .plots import new_axes
+
 __all__ = ["plot_gain_vs_contention", "plot_gap_vs_contention", "plot_real"]
 
 METHOD_STYLE: dict[str, tuple[str, str]] = {
@@ -24,13 +26,6 @@ METHOD_STYLE: dict[str, tuple[str, str]] = {
     "easy-curve": ("#8172B3", "v"),
 }
 """Colour and marker of each method's points."""
-
-
-def _axes(ax: Axes | None, size: tuple[float, float] = (6.0, 3.2)) -> Axes:
-    if ax is not None:
-        return ax
-    _, new = plt.subplots(figsize=size)
-    return new  # type: ignore[no-any-return]
 
 
 CONTENTION_TICKS: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
@@ -59,7 +54,7 @@ def plot_gain_vs_contention(
     method; hollow: the others); the dotted line is contention 1 (batch
     demand equal to the capacity inference leaves).
     """
-    ax = _axes(ax)
+    ax = new_axes(ax, (6.0, 3.2))
     pools = _pools(frame)
     shades = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, max(1, len(pools))))
     for k, m in enumerate(methods):
@@ -85,7 +80,7 @@ def plot_gap_vs_contention(
     frame: pd.DataFrame, *, ax: Axes | None = None, methods: Sequence[str] = ("fifo", "best"),
 ) -> Axes:
     """Gap to the bound, ``100 (bound - value) / bound``, of each method against contention."""
-    ax = _axes(ax)
+    ax = new_axes(ax, (6.0, 3.2))
     for m in methods:
         col = f"gap_{m}_pct"
         if col not in frame.columns:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
+from .plots import new_axes
 from .simulate import SimResult
 
 __all__ = ["plot_day_timeline", "plot_tradeoff"]
@@ -31,12 +31,6 @@ _LABELS = {
 
 def _row(r: SimResult | Mapping[str, Any]) -> Mapping[str, Any]:
     return r.to_row() if isinstance(r, SimResult) else r
-
-
-def _axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
-    if ax is None:
-        _, ax = plt.subplots(figsize=size)
-    return ax
 
 
 def plot_tradeoff(
@@ -69,7 +63,7 @@ def plot_tradeoff(
     """
     if x not in _LABELS:
         raise ValueError(f"x: must be one of {sorted(_LABELS)}, got {x!r}")
-    ax = _axes(ax, (6.0, 4.0))
+    ax = new_axes(ax, (6.0, 4.0))
     rows = sorted((_row(r) for r in results), key=lambda r: r["headroom"])
     if rows:
         xs = [r[x] for r in rows]
@@ -126,7 +120,7 @@ def plot_day_timeline(
     lo, hi = (0, T) if slots_per_day is None else (day * slots_per_day, min(T, (day + 1) * slots_per_day))
     if not 0 <= lo < hi:
         raise ValueError(f"day: slots {lo}..{hi} are outside the horizon of {T} slots")
-    ax = _axes(ax, (8.0, 3.5))
+    ax = new_axes(ax, (8.0, 3.5))
     t = np.arange(lo, hi + 1)
 
     def steps(a: np.ndarray) -> np.ndarray:

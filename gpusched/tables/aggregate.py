@@ -25,7 +25,7 @@ from instances import Metrics
 
 from ..sweep.cells import METRIC_FIELDS
 
-__all__ = ["CONFIDENCE", "FEW_VALUES", "ci95", "prepare", "t_quantile"]
+__all__ = ["CONFIDENCE", "FEW_VALUES", "ci95", "family_key", "prepare", "t_quantile"]
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +105,13 @@ def prepare(df: pd.DataFrame, baseline: str = "fifo") -> pd.DataFrame:
     df["utilization_pct"] = 100.0 * df["utilization"]
     df["gap_pct"] = 100.0 * df["gap_best"]
     return df
+
+
+def family_key(family: Any) -> tuple[int, str]:
+    """Sort key of a family in the tables: the registry's order (the seed family
+    first), then the others by name."""
+    known = list(instances.FAMILIES)
+    return (known.index(family) if family in known else len(known), str(family))
 
 
 def t_quantile(n: int) -> float:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from .aggregate import FEW_VALUES, t_quantile
 
-__all__ = ["conflict_note", "few_note"]
+__all__ = ["conflict_note", "error_note", "few_note"]
 
 
 def few_note(counts: Iterable[int], unit: str) -> list[str]:
@@ -31,3 +31,9 @@ def conflict_note(df: pd.DataFrame) -> list[str]:
         return [f"WARNING: on {len(bad)} instance(s) ({', '.join(bad[:5])}) a reported upper "
                 "bound is below a feasible value: a solver bug; gaps there are not meaningful."]
     return []
+
+
+def error_note(frame: pd.DataFrame, what: str) -> list[str]:
+    """How many ``what`` (``cell(s)``, ``replay(s)``) of the table ended in error."""
+    errs = int(frame["errors"].sum()) if len(frame) else 0
+    return [f"{errs} {what} ended in error and are left out of the means."] if errs else []

@@ -16,10 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-import instances
-
-from .aggregate import ci95
-from .notes import few_note
+from .aggregate import ci95, family_key
+from .notes import error_note, few_note
 from .render import Table, TableView, fmt_ci
 
 __all__ = ["BOUND_TOLERANCE", "simulation_rows", "simulation_view"]
@@ -102,8 +100,7 @@ def simulation_view(df: pd.DataFrame) -> TableView:
         Rows of a scenario sweep (:func:`gpusched.sweep.load_rows`).
     """
     d = simulation_rows(df)
-    known = list(instances.FAMILIES)
-    fams = sorted(_order(d["family"]), key=lambda f: (known.index(f) if f in known else len(known), str(f)))
+    fams = sorted(_order(d["family"]), key=family_key)
     records = []
     for fam in fams:
         f = d[d["family"] == fam]
@@ -155,9 +152,7 @@ def simulation_view(df: pd.DataFrame) -> TableView:
         "actual day (the clairvoyant bound); over the rows where it applies, i.e. the realized "
         "schedule is feasible against the whole actual demand (not so when inference went unserved).",
     ]
-    errs = int(frame["errors"].sum()) if len(frame) else 0
-    if errs:
-        notes.append(f"{errs} replay(s) ended in error and are left out of the means.")
+    notes += error_note(frame, "replay(s)")
     missing = int((frame["bound_known"] < frame["n"] - frame["errors"]).sum()) if len(frame) else 0
     if missing:
         notes.append(f"On {missing} line(s) some days have no clairvoyant bound (no bound in the "

@@ -12,7 +12,7 @@ import pandas as pd
 
 import instances
 
-from .aggregate import ci95, prepare
+from .aggregate import ci95, family_key, prepare
 from .notes import few_note
 from .render import Table, TableView, fmt_ci
 
@@ -126,9 +126,7 @@ def topology_view(df: pd.DataFrame, baseline: str = "fifo", allocator: str = "be
     if per.empty:
         raise ValueError(f"results: no rows of {baseline!r} on an instance with nodes; the "
                          "topology view needs runs on nodes (family parameter node_gpus)")
-    known = list(instances.FAMILIES)
-    keys = sorted(dict.fromkeys(zip(per["family"], per["shape"])),
-                  key=lambda k: (known.index(k[0]) if k[0] in known else len(known), str(k[0])))
+    keys = sorted(dict.fromkeys(zip(per["family"], per["shape"])), key=lambda k: family_key(k[0]))
     records, rows, counts = [], [], []
     prev = None
     for fam, shape in keys:

@@ -15,11 +15,10 @@ from typing import Any
 
 import pandas as pd
 
-import instances
 from instances.families import SEED_SCENARIOS
 
-from .aggregate import ci95, prepare
-from .notes import conflict_note, few_note
+from .aggregate import ci95, family_key, prepare
+from .notes import conflict_note, error_note, few_note
 from .render import Table, TableView, fmt_ci
 from .topology import topology_view
 
@@ -94,9 +93,7 @@ def summary_view(df: pd.DataFrame, baseline: str = "fifo",
     """
     d = prepare(df, baseline)
     records = []
-    known = list(instances.FAMILIES)  # the registry's order: seed family first
-    fams = sorted(dict.fromkeys(d["family"]),
-                  key=lambda f: (known.index(f) if f in known else len(known), str(f)))
+    fams = sorted(dict.fromkeys(d["family"]), key=family_key)
     order = _order(methods or [baseline], d)
     if only:
         order = [m for m in order if m in set(only)]
@@ -139,9 +136,7 @@ def summary_view(df: pd.DataFrame, baseline: str = "fifo",
         "Gap: (UB - V) / UB to the best known upper bound of the instance "
         "(smallest bound any exact method proved).",
     ]
-    errs = int(frame["errors"].sum()) if len(frame) else 0
-    if errs:
-        notes.append(f"{errs} cell(s) ended in error and are left out of the means.")
+    notes += error_note(frame, "cell(s)")
     table = Table(
         columns=["Family", "Method", "n", "Util.\n(%)", "Value", "Util. gain\n(pp)",
                  "Value gain\n(%)", "Gap to\nUB (%)", "Time\n(s)", "Optimal"],
