@@ -35,12 +35,8 @@ class UsageError(Exception):
 
 
 def version_text(version: str | None = None) -> str:
-    """What ``--version`` prints: the package version and how the other versions relate.
-
-    The package version's major is the model version (the specification's
-    versions 1, 2, 3; ``.dev`` while that version is being built); the
-    benchmark library has a date edition of its own; file formats carry their
-    own number (``gpusched-instance/1``).
+    """What ``--version`` prints: the package version (its major is the model version,
+    ``.dev`` while in development) and the benchmark library's edition.
     """
     if version is None:
         from gpusched import __version__

@@ -26,24 +26,12 @@ def method_names() -> list[str]:
 
 
 def solve(inst: Instance, method: str, *, time_limit: float | None = None, **params: Any) -> Result:
-    """Run any method by name.
+    """Run any method by name: an exact method of :data:`EXACT_METHODS` through
+    :func:`matheuristics.solve_milp` (warm started by ``best``, with the LNS helper),
+    a heuristic of :data:`heuristics.METHODS` through :func:`heuristics.solve`.
 
-    An exact method runs :func:`matheuristics.solve_milp` (the MILP, warm
-    started by ``best``, with the LNS helper on two threads); a heuristic
-    runs :func:`heuristics.solve`.
-
-    Parameters
-    ----------
-    inst
-        The instance.
-    method
-        A heuristic of :data:`heuristics.METHODS` or an exact method of
-        :data:`EXACT_METHODS` (``milp`` is HiGHS).
-    time_limit
-        Seconds; for exact methods (default 60) and for heuristics that take a
-        time budget. Ignored by the others.
-    **params
-        Passed to the method.
+    ``time_limit`` is in seconds, for the exact methods (default 60) and the
+    heuristics that take a budget; the others ignore it.
 
     Raises
     ------

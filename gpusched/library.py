@@ -1,11 +1,8 @@
 """The benchmark library as users call it: list, get, verify, and compare a sweep with it.
 
-The format and its checks are :mod:`instances.library`; this module adds
-what needs pandas and the sweep: the table of best known values
-(:func:`table`) and :func:`compare`, which sets a sweep's rows beside the
-best known values and flags what cannot be (a value above the best known
-bound, a bound below the best known value) and what is new (a value above
-the best known one).
+The format and its checks are :mod:`instances.library`; this module adds the
+table of best known values (:func:`table`) and :func:`compare`, which sets a
+sweep's rows beside the best known values and flags what cannot be and what is new.
 """
 
 from __future__ import annotations
@@ -96,10 +93,8 @@ def provenance(e: LibraryEntry) -> str:
 
 
 def table(path: PathLike = None) -> TableView:
-    """The table of best known values: name, family, size, value, bound, gap, provenance.
-
-    Values are rounded down and bounds up to two decimals (the table never
-    shows a value above, or a bound below, the stated one).
+    """The table of best known values: name, family, size, value, bound, gap, provenance
+    (values rounded down and bounds up to two decimals, never past the stated ones).
     """
     lib = _lib(path)
     rows, frame = [], []
@@ -168,27 +163,17 @@ def _check_new_best(inst: instances.Instance, root: Path, row: pd.Series) -> str
 def compare(results: str | os.PathLike[str], path: PathLike | Library = None) -> pd.DataFrame:
     """A sweep's rows on library instances, beside the best known values.
 
-    A row is on a library instance when its ``instance_hash`` (a sweep
-    records the content hash of each instance) is an entry's; a results file
-    without hashes is matched by instance name. A row whose name is an
-    entry's but whose hash is not is another instance of the same name: it
-    is left out (``frame.attrs["other_content"]`` counts them).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per matched row: ``instance``, ``method``, ``status``,
-        ``value``, ``upper_bound`` (the row's), ``best_known``,
-        ``best_bound``, ``gap_to_bound`` = (best bound - value) / best
-        bound, ``gap_to_best`` = (best known - value) / best known, and
-        ``flags``: :data:`BUG_FLAGS` (a value above the best known bound; a
-        row's bound below the best known value) or ``new best known`` (with
-        the row's schedule checked against the library instance).
+    A row is matched by its ``instance_hash`` (by name for a results file without
+    hashes); a row of an entry's name but another hash is left out
+    (``frame.attrs["other_content"]`` counts them). Columns: ``instance``,
+    ``method``, ``status``, ``value``, ``upper_bound``, ``best_known``,
+    ``best_bound``, ``gap_to_bound``, ``gap_to_best`` and ``flags``:
+    :data:`BUG_FLAGS`, or ``new best known`` with the row's schedule checked.
 
     Raises
     ------
     ValueError
-        If the results cannot be read or the library cannot.
+        If the results or the library cannot be read.
     """
     from .sweep import load_rows
 

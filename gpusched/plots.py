@@ -1,12 +1,8 @@
 """Plots: Gantt chart, utilization (and fragmentation) over time, gaps, performance profiles.
 
-Free functions ``plot_x(..., ax=None) -> Axes``: each draws on the axes given
-(or on a new figure's) and returns them; saving is the caller's business
-(:func:`save_figure` writes PNG and PDF). The figures read the same numbers as
-the tables: a schedule's usage comes from the instance and the start slots
-(and placements, on nodes), stranded GPUs from the checker
-(:func:`instances.stranded_gpus`), gaps and values from the benchmark rows
-(:func:`gpusched.tables.prepare`).
+Free functions ``plot_x(..., ax=None) -> Axes`` (:func:`save_figure` writes
+PNG and PDF). They read the numbers the tables read: usage from the instance
+and the schedule, stranded GPUs from the checker, gaps from the rows.
 """
 
 from __future__ import annotations
@@ -81,16 +77,10 @@ def node_rows(inst: Instance) -> list[tuple[str, int, int]]:
 def assign_gpus(inst: Instance, schedule: Schedule) -> dict[str, tuple[int, ...]]:
     """A concrete set of GPUs for every job that runs, held for its whole duration.
 
-    Jobs are taken by start slot; each gets the lowest-numbered GPUs that no
-    running job holds at its start. On an instance with nodes, the GPUs of
-    node ``k`` are the rows of :func:`node_rows`, and a job takes, on each
-    node of its placement, that many of the node's lowest free GPUs (all of
-    them for a multi-node job). For interval jobs this never fails on a
-    feasible schedule: at a job's start the other jobs hold at most
-    ``G - inference - g`` GPUs of the pool, and on each node at most its GPUs
-    less the job's count there. Inference then takes the highest-numbered
-    GPUs left free in each slot (it may move between GPUs from slot to slot;
-    batch work may not).
+    Jobs are taken by start slot; each gets the lowest-numbered GPUs free at its
+    start (on nodes, that many of each placement node's rows of :func:`node_rows`).
+    On a feasible schedule this never fails. Inference takes the highest free GPUs
+    of each slot (it may move between slots; batch work may not).
 
     Raises
     ------
@@ -174,14 +164,11 @@ def plot_gantt(
     inst: Instance, schedule: Schedule, *, reservation: str = "curve", ax: Axes | None = None,
     labels: bool = True, title: str | None = None,
 ) -> Axes:
-    """Gantt chart of one schedule, one row per GPU.
+    """Gantt chart of one schedule, one row per GPU (:func:`assign_gpus`).
 
-    Batch jobs are bars on the GPUs :func:`assign_gpus` gives them, coloured by
-    kind; inference demand is shaded on the highest free GPUs of each slot;
-    under ``reservation="peak"`` the GPUs reserved for inference but idle are
-    hatched. On an instance with nodes the rows form one band per node
-    (:func:`node_rows`), shaded in turn, separated by lines and labelled
-    with the node's name and GPUs; a job on several nodes has a bar on each.
+    Jobs are bars coloured by kind, inference is shaded on the highest free GPUs,
+    and under ``reservation="peak"`` the reserved idle GPUs are hatched. On nodes
+    the rows form one labelled band per node; a job on several nodes has a bar on each.
     """
     ax = new_axes(ax, (min(14.0, max(6.0, 0.25 * inst.horizon + 2)),
                        min(10.0, max(2.5, 0.35 * inst.num_gpus + 1.6))))
@@ -277,12 +264,8 @@ def plot_utilization(
 def plot_fragmentation(
     inst: Instance, schedule: Schedule, *, ax: Axes | None = None, title: str | None = None,
 ) -> Axes:
-    """GPUs per slot, stacked: inference, batch, stranded by the node split, free.
-
-    *Stranded* is the checker's per-slot figure (:func:`instances.stranded_gpus`,
-    whose sum is ``Metrics.fragmentation``): free GPUs on nodes where no
-    pending job fits while the pool as a whole has room for one. *Free* is
-    the rest of the pool. On a flat pool nothing is stranded.
+    """GPUs per slot, stacked: inference, batch, stranded by the node split
+    (:func:`instances.stranded_gpus`), free.
     """
     m = evaluate(inst, schedule)
     stranded = np.asarray(stranded_gpus(inst, schedule), dtype=np.int64)
@@ -375,11 +358,8 @@ def plot_gaps(df: pd.DataFrame, *, ax: Axes | None = None, methods: Sequence[str
 
 
 def performance_profile(df: pd.DataFrame, measure: str = "value") -> dict[str, np.ndarray]:
-    """Dolan-More performance ratios per method (one per instance; ``inf`` = failed).
-
-    For ``value`` (larger is better) the ratio on an instance is the best
-    value over the method's value; for ``runtime_s`` (smaller is better) the
-    method's time over the best time. A ratio of 1 means best on that instance.
+    """Dolan-More performance ratios per method (one per instance; ``inf``: failed): best
+    value over the method's for ``value``, the method's time over the best for ``runtime_s``.
     """
     key = "instance_hash" if "instance_hash" in df.columns else "instance"
     ok = df["status"] != "error"
@@ -455,11 +435,9 @@ PROFILE_MARKERS: tuple[str, ...] = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
 def profile_ticks(tau_max: float, most: int = 8) -> list[float]:
-    """Labelled ticks for a log axis from 1 to ``tau_max``: at least 3, at most ``most``.
-
-    Taken from the "nice" values 1, 1.01, 1.02, 1.05, 1.1, 1.2, 1.5, 2, 3, 5 and
-    their multiples of ten, keeping only those spaced evenly enough on the log
-    axis that their labels do not overlap.
+    """Labelled ticks for a log axis from 1 to ``tau_max``: at least 3, at most ``most``,
+    from 1, 1.01, 1.02, 1.05, 1.1, 1.2, 1.5, 2, 3, 5 and their multiples of ten, spaced
+    so that their labels do not overlap.
     """
     nice = [1.0, 1.01, 1.02, 1.05, 1.1, 1.2, 1.5]
     k = 0

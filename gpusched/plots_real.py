@@ -48,11 +48,8 @@ def _pools(frame: pd.DataFrame) -> list[int]:
 def plot_gain_vs_contention(
     frame: pd.DataFrame, *, ax: Axes | None = None, methods: Sequence[str] = ("best", "list"),
 ) -> Axes:
-    """Value gain over ``fifo`` (%) of each method against contention, one point per (day, pool).
-
-    The colour is the pool size, the marker the method (filled: the first
-    method; hollow: the others); the dotted line is contention 1 (batch
-    demand equal to the capacity inference leaves).
+    """Value gain over ``fifo`` (%) of each method against contention, one point per (day,
+    pool): colour by pool, marker by method (the first filled); dotted at contention 1.
     """
     ax = new_axes(ax, (6.0, 3.2))
     pools = _pools(frame)

@@ -1,8 +1,5 @@
-"""Plots of online operation: the headroom trade-off and a day's timeline.
-
-Free functions ``plot_x(..., ax=None) -> Axes`` that draw what
-:func:`gpusched.simulate` reported (a :class:`~gpusched.SimResult`, or its
-rows); nothing is recomputed here.
+"""Plots of online operation: the headroom trade-off and a day's timeline, drawn from
+what :func:`gpusched.simulate` reported (nothing is recomputed).
 """
 
 from __future__ import annotations
@@ -41,25 +38,19 @@ def plot_tradeoff(
     label: str | None = None,
     ax: Axes | None = None,
 ) -> Axes:
-    """Realized value against inference unserved (or preemptions, or work lost),
-    one point per headroom, joined in the order of ``H``.
+    """Realized value against inference unserved (or preemptions, or work lost), one point
+    per headroom in the order of ``H``.
 
     Parameters
     ----------
     results
-        Simulation results (or their rows) of one method at increasing headroom
-        (:func:`gpusched.simulate.headroom_sweep`).
+        Results (or rows) of one method at increasing headroom (:func:`gpusched.simulate.headroom_sweep`).
     x
-        ``unserved_gpu_slots`` (for ``preempt=False`` runs), ``preemptions`` or
-        ``lost_gpu_slots``.
+        ``unserved_gpu_slots``, ``preemptions`` or ``lost_gpu_slots``.
     baseline
         The static end of the trade-off (FIFO-peak), drawn as a square.
     label
         Legend label of the curve (default: the method).
-
-    Returns
-    -------
-    matplotlib.axes.Axes
     """
     if x not in _LABELS:
         raise ValueError(f"x: must be one of {sorted(_LABELS)}, got {x!r}")
@@ -95,25 +86,11 @@ def plot_day_timeline(
     slots_per_day: int | None = 24,
     ax: Axes | None = None,
 ) -> Axes:
-    """One day of a simulation: forecast and actual inference, batch GPUs running,
-    inference unserved, and the preemptions marked.
+    """One day of a simulation: forecast and actual inference, batch running (stacked on
+    the inference served), inference unserved, and each slot's preemptions marked.
 
-    Inference is drawn from the bottom, batch work stacked on the inference
-    served; each slot with preemptions carries a red cross and its count.
-
-    Parameters
-    ----------
-    result
-        A :class:`SimResult`.
-    num_gpus
-        Pool size, drawn as a line when given.
-    day, slots_per_day
-        The window ``[day * slots_per_day, (day + 1) * slots_per_day)``;
-        ``slots_per_day=None`` draws the whole horizon.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
+    ``num_gpus`` draws the pool as a line; the window is ``[day * slots_per_day,
+    (day + 1) * slots_per_day)``, or the whole horizon with ``slots_per_day=None``.
     """
     tl = result.timeline
     T = len(tl["actual"])

@@ -1,11 +1,8 @@
 """A label drawn inside its box only when it fits there, decided at draw time.
 
-A Gantt bar's size on screen is known only once the figure is laid out (a
-notebook's ``tight_layout``, a saved figure's ``bbox_inches="tight"``), so
-whether a job's name fits inside its bar is decided when the label is drawn:
-the first of its texts that fits is drawn (the name, then a shorter one),
-otherwise none. Labels never spill over their bar, overlap a neighbour's or
-show cut.
+A Gantt bar's size on screen is known only once the figure is laid out, so the
+first of a job's texts that fits (its name, then a shorter one) is drawn then,
+or none: labels never spill over their bar or show cut.
 """
 
 from __future__ import annotations

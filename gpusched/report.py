@@ -29,10 +29,9 @@ def write_tables(
     allocator: str = "best", views: Sequence[str] = tuple(VIEWS),
     summary_methods: Sequence[str] = (),
 ) -> list[Path]:
-    """Write each view in each format as ``out/<view>.<md|tex|csv>``.
-
-    ``summary_methods`` restricts the summary view to those methods, in that
-    order (a table that fits a page); the other views use every row."""
+    """Write each view in each format as ``out/<view>.<md|tex|csv>`` (``summary_methods``:
+    only those methods in the summary, in that order).
+    """
     from instances.io import atomic_write_text
 
     out = Path(out)

@@ -1,10 +1,9 @@
-"""``gpusched reproduce real``: the comparison on days of the openb trace.
+"""``gpusched reproduce real``: the comparison on days of the openb trace (docs/real-cluster.md).
 
-Days of the openb trace (the ``openb-day`` family) at several pool sizes,
-with FIFO, the backfilling baselines, ``list``, ``best`` and the exact bound,
-tabulated and plotted against contention
-(:func:`instances.families.contention`): where FIFO is already near the
-optimum and where the allocator's gain appears.
+Days of the ``openb-day`` family at several pool sizes, with FIFO, the
+backfilling baselines, ``list``, ``best`` and the exact bound, tabulated and
+plotted against contention: where FIFO is already near the optimum and where
+the allocator's gain appears.
 """
 
 from __future__ import annotations
@@ -117,11 +116,8 @@ def real_cells(
     time_limit: float = REAL_TIME_LIMIT, best_time_limit: float = REAL_BEST_TIME_LIMIT,
     inference_share: float = OPENB_INFERENCE_SHARE, methods: Sequence[str] = REAL_METHODS,
 ) -> list[Cell]:
-    """The cells of the real-cluster reproduction.
-
-    ``openb-day`` at seed ``day - 115`` (so the seed is the day) for every
-    pool in ``pools``, each with every method of ``methods`` (those not
-    registered are left out with a warning) and the MILP on the flat
+    """The cells of the real-cluster reproduction: ``openb-day`` at seed ``day - 115`` on
+    every pool, with every registered method of ``methods`` and the MILP on the flat
     relaxation (:data:`FLAT_BOUND`).
 
     Raises
@@ -180,11 +176,11 @@ def lagrangian_bounds(
     cells: Sequence[Cell], out: Path, time_limit: float,
     lower: Mapping[tuple[int, int], float] | None = None,
 ) -> dict[tuple[int, int], float]:
-    """``milp.bound`` (the Lagrangian bound, when the installed ``milp`` has it) of every
-    instance of ``cells``, stored in ``out/bounds`` so that a rerun reads them back.
-
-    ``lower`` holds a feasible value per instance (:func:`best_values`), the step
-    target; ``time_limit`` is capped at :data:`LAGRANGIAN_TIME_LIMIT`."""
+    """``milp.bound`` of every instance of ``cells`` (when the installed ``milp`` has it),
+    stored in ``out/bounds`` so that a rerun reads them back; ``lower`` holds the step
+    target per instance (:func:`best_values`), ``time_limit`` is capped at
+    :data:`LAGRANGIAN_TIME_LIMIT`.
+    """
     import milp
 
     fn: Callable[..., Any] | None = getattr(milp, "bound", None)
@@ -217,25 +213,12 @@ def real_frame(
 ) -> pd.DataFrame:
     """One row per (day, pool): contention, each method's value, the bound, gains and gaps.
 
-    Parameters
-    ----------
-    df
-        The sweep rows of ``cells`` (:func:`gpusched.sweep.load_rows`).
-    cells
-        The cells of :func:`real_cells` (for the instances' contention).
-    extra_bounds
-        Further upper bounds by ``(seed, num_gpus)`` (the Lagrangian bound).
-
-    Returns
-    -------
-    DataFrame
-        Columns ``day``, ``num_gpus``, ``jobs``, ``contention``, ``value_<method>``
-        for each method, ``bound`` (the smallest upper bound proven: the MILP on
-        the instance, the MILP on its flat relaxation, ``extra_bounds``),
-        ``bound_source``, ``optimal`` (a method's value reaches the bound),
-        ``gain_<method>_pct`` (over ``fifo``, in value, %), ``gap_<method>_pct``
-        (``100 (bound - value) / bound``), ``errors`` (cells of the instance
-        that failed), sorted by contention.
+    ``extra_bounds`` holds further upper bounds by ``(seed, num_gpus)`` (the
+    Lagrangian bound). Columns: ``day``, ``num_gpus``, ``jobs``, ``contention``,
+    ``value_<method>``, ``bound`` (the smallest proven: the MILP on the instance or
+    on its flat relaxation, or ``extra_bounds``) and ``bound_source``, ``optimal``
+    (a method reaches the bound), ``gain_<method>_pct`` (over ``fifo``),
+    ``gap_<method>_pct`` and ``errors``; sorted by contention.
     """
     info: dict[tuple[int, int], dict[str, Any]] = {}
     for c in cells:
@@ -297,13 +280,11 @@ def _col(g: pd.DataFrame, name: str) -> pd.Series:
 
 
 def real_summary(frame: pd.DataFrame, bands: Sequence[float] = CONTENTION_BANDS) -> pd.DataFrame:
-    """The real-cluster table: instances grouped by contention band, medians of each band.
+    """The real-cluster table: instances by contention band, the medians of each band.
 
-    Columns: ``contention`` (the band), ``instances``, ``fifo gap %`` (median
-    gap of FIFO to the bound, and its largest), ``best backfill gap %`` (median over instances of
-    the smallest gap of :data:`REAL_BASELINES`), ``list gap %``, ``best gap %``,
-    ``list gain over fifo %`` (median), ``best gain over fifo %`` (median and
-    largest), ``fifo optimal`` (instances where FIFO reaches the bound).
+    Per band: FIFO's gap to the bound (median and largest), the best backfilling
+    baseline's, ``list``'s and ``best``'s, the gains of ``list`` and ``best`` over
+    FIFO, and how many instances FIFO solves to the bound.
     """
     if frame.empty:
         raise ValueError("frame: no instance in the results")
@@ -357,29 +338,18 @@ def reproduce_real(
     Parameters
     ----------
     out
-        Results folder: the sweep's rows, schedules and instances, then
-        ``real.csv`` (:func:`real_frame`), ``tables/real.md`` and ``tables/real.csv``
-        (:func:`real_summary`), ``plots/real-contention.{png,pdf}``.
-    days, pools
-        openb days (:data:`instances.families.OPENB_DAYS`) and pool sizes.
+        Results folder: the sweep, then ``real.csv``, ``tables/real.{md,csv}`` and
+        ``plots/real-contention.{png,pdf}`` (:func:`write_real`).
     time_limit
-        Seconds per MILP solve; also the budget of ``milp.bound`` where it exists.
+        Seconds per MILP solve; also the budget of ``milp.bound``.
     best_time_limit
         Seconds of ``best`` per instance.
     inference_share
         Share of the pool the ServeGen series asks at its peak.
     workers, scheduler, progress
         As in :func:`gpusched.sweep.run_bench`.
-    methods
-        The methods to run (default :data:`REAL_METHODS`).
     retry_errors
-        Run again the cells stored with status ``error`` (a method that failed
-        is not a result to keep).
-
-    Returns
-    -------
-    RealReport
-        The run's summary, the per-instance frame, the table and the files written.
+        Run again the cells stored with status ``error``.
     """
     out = Path(out)
     if not (isinstance(time_limit, (int, float)) and time_limit >= 0):
@@ -406,7 +376,8 @@ def finish_real(out: str | os.PathLike[str], cells: Sequence[Cell], time_limit: 
 
 def write_real(out: str | os.PathLike[str], frame: pd.DataFrame, table: pd.DataFrame) -> list[Path]:
     """Write ``real.csv`` (the frame), ``tables/real.md`` and ``tables/real.csv`` (the
-    table) and ``plots/real-contention.{png,pdf}`` under ``out``; return the paths."""
+    table) and ``plots/real-contention.{png,pdf}`` under ``out``.
+    """
     from ..plots import save_figure
     from ..plots_real import plot_real
 

@@ -1,13 +1,9 @@
 """``gpusched reproduce seed``: the seed's comparison, rerun on our generated instances.
 
-The seed family (``seed-training-heavy``) and the five high-contention
-scenarios (:data:`instances.families.SEED_SCENARIOS`), over several seeds,
-with FIFO, FIFO under curve reservation, the allocator (``best``) and the
-time-limited MILP (its bound is the yardstick of the gap column). It is a
-benchmark run underneath (:func:`gpusched.sweep.run_bench`), so it is
-parallel, crash-safe and resumable; then every table and plot is written.
-The heuristics that fill the ablation table's cells run too when they exist
-(they take milliseconds).
+The seed family and the five high-contention scenarios over several seeds, with
+FIFO, FIFO under curve reservation, ``best`` and the time-limited MILP (the
+yardstick of the gaps), and the ablation table's heuristics; a resumable sweep,
+then every table and plot.
 """
 
 from __future__ import annotations
@@ -61,12 +57,9 @@ def seed_config(
     seeds: Any = DEFAULT_SEEDS, time_limit: float = DEFAULT_TIME_LIMIT, *,
     ablation: bool = True, params: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> BenchConfig:
-    """The sweep of the seed reproduction.
-
-    Methods of :data:`SEED_METHODS` that are not registered are left out with a
-    warning; with ``ablation``, the registered heuristics of
-    :data:`gpusched.tables.ABLATION_GRID` are added. ``params`` holds
-    per-method parameters (``{"best": {"time_limit": 2}}``).
+    """The sweep of the seed reproduction: the registered methods of :data:`SEED_METHODS`
+    and, with ``ablation``, the heuristics of :data:`gpusched.tables.ABLATION_GRID`;
+    ``params`` per method (``{"best": {"time_limit": 2}}``).
     """
     known = method_names()
     wanted = list(SEED_METHODS)
@@ -102,9 +95,6 @@ def reproduce_seed(
 
     Parameters
     ----------
-    out
-        Results folder: rows, schedules and instances, then ``tables/`` and
-        ``plots/``.
     seeds
         Seeds per family (a count, ``"A-B"`` or a list).
     time_limit
@@ -113,11 +103,6 @@ def reproduce_seed(
         As in :func:`gpusched.sweep.run_bench`.
     ablation, params
         As in :func:`seed_config`.
-
-    Returns
-    -------
-    ReproduceReport
-        The run's summary, the seed table and the files written.
     """
     config = seed_config(seeds, time_limit, ablation=ablation, params=params)
     cells = make_cells(config)

@@ -1,27 +1,12 @@
 """Online operation: replay a plan against the demand a day actually brings.
 
-:func:`simulate` follows the specification (docs/model.md, docs/simulation.md).
-A method plans on the forecast (the instance's demand, scaled by
-``1 + headroom``) a *plan instance* (:mod:`.plan`); the day then brings the
-scenario's actual demand, and the replay (:mod:`.replay`) operates slot by
-slot: completions and plans, inference first (preempting batch jobs, or
-counting inference unserved), then the plan's starts that fit. What it
-reports is a :class:`SimResult` (:mod:`.result`), held to the clairvoyant
-bound; :mod:`.tradeoff` replays one method over a range of headrooms.
-
-Both are written once over the capacity model (:func:`instances.capacity`):
-a flat pool is one internal node of ``G`` GPUs.
-
-Peak-reservation methods (``fifo``, ``easy-peak``, ``list-peak``, ...)
-reserve the sum of the plan instance's per-service peaks. With
-``replan=None`` the only plan is made at slot 0, where nothing runs and no
-slot is past: it is exactly the offline plan on the scaled forecast, so
-FIFO-peak plans as it would offline (the FIFO-peak end of the trade-off).
-A re-planned peak method also reserves the pseudo-service's peak (the GPUs
-running at the plan's slot, for the whole rest of the horizon) and any past
-actual demand above the forecast's peak: no constant reservation can follow
-the running jobs' end, so this is the safe one. The choice is deliberate and
-not special-cased.
+:func:`simulate` (:mod:`.replay`) lets a method plan on the forecast (the plan
+instance, :mod:`.plan`) and operates slot by slot on the scenario's actual
+demand; it reports a :class:`SimResult` (:mod:`.result`) held to the
+clairvoyant bound; :mod:`.tradeoff` replays one method over several headrooms.
+Flat pools and nodes share one code path over :func:`instances.capacity`. The
+rules, and why a re-planned peak method reserves what it does, are in
+docs/simulation.md.
 """
 
 from __future__ import annotations

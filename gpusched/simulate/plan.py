@@ -1,25 +1,10 @@
-"""The plan instance: what a method sees when it plans at slot ``t0`` (docs/simulation.md).
+"""The plan instance: what a method sees when it plans at slot ``t0``.
 
-The same horizon; services whose demand is the actual demand before ``t0``
-and the scaled forecast from ``t0`` on (:func:`scaled_forecast`); and the
-jobs not yet started, a job released before ``t0`` with release ``t0`` when
-it can still end in its window (dropped otherwise). At slot 0 it is the
-instance itself with the scaled forecast, job for job, so every method of
-:func:`gpusched.solve` plans on it unchanged.
-
-The jobs running at ``t0`` are held on the capacity model
-(:func:`instances.capacity`): each node of the instance is less the GPUs
-they hold on it at ``t0``, for the rest of the horizon (no instance can hold
-GPUs of one node for part of the horizon; a node they fill is left out), and
-the plan's pool is the GPUs left. What they hold beyond that, slot by slot,
-is the pseudo-service ``running-batch`` (lowered where forecast and running
-work pass the pool: the plan has no room there); what they free as they end
-lowers the services' demand (inference may take any free GPU). A flat pool
-is one internal node whose row is the pool row itself, so nothing is held
-on it for the whole horizon: the pseudo-service follows the running jobs
-exactly, and the plan is flat. On nodes the held GPUs are all the running
-jobs hold, so there is no pseudo-service, and a job is in the plan only when
-every valid placement there is valid beside the running jobs.
+The same horizon; the actual demand before ``t0`` and the scaled forecast from
+it on (:func:`scaled_forecast`); the jobs not yet started. The running jobs are
+held on the capacity model (:func:`instances.capacity`): each node less what
+they hold on it at ``t0``, the rest as the pseudo-service ``running-batch``.
+The construction, flat and on nodes, is in docs/simulation.md.
 """
 
 from __future__ import annotations
@@ -40,11 +25,10 @@ RUNNING_SERVICE = "running-batch"
 
 
 def scaled_forecast(inst: Instance, headroom: float) -> np.ndarray:
-    """``min(ceil((1 + H) f_s[t]), G)`` per service, the total then capped at ``G``
+    """``min(ceil((1 + H) f_s[t] - 1e-9), G)`` per service, the total then capped at ``G``
     (the last service lowered first); shape ``(num_services, horizon)``.
 
-    The product is rounded up after removing ``1e-9`` of float noise, so that
-    ``(1 + 0.1) * 10`` is 11, not 12.
+    The ``1e-9`` removes float noise: ``(1 + 0.1) * 10`` is 11, not 12.
     """
     G = inst.num_gpus
     f = np.ceil((1.0 + headroom) * inst.demand - 1e-9).astype(np.int64)
@@ -54,8 +38,9 @@ def scaled_forecast(inst: Instance, headroom: float) -> np.ndarray:
 
 
 def _lower_last_first(demand: np.ndarray, excess: np.ndarray) -> None:
-    """Lower ``demand`` (services x slots) in place by ``excess`` per slot (where
-    positive), the last service first, never below 0."""
+    """Lower ``demand`` (services x slots) in place by ``excess`` per slot, the last service
+    first, never below 0.
+    """
     left = np.maximum(excess, 0)
     for k in range(demand.shape[0] - 1, -1, -1):
         if not left.any():
@@ -70,11 +55,8 @@ def node_counts(
 ) -> list[tuple[int, int]] | None:
     """A job's ``(node position, GPUs)`` on the capacity model of ``inst``, ascending.
 
-    ``counts`` is the job's placement (node name -> GPUs, as in
-    :attr:`instances.Schedule.placement`); on a flat instance, which carries
-    no placement, the job is on the one internal node. ``None`` when
-    ``counts`` does not place the job's GPUs (missing, or summing to another
-    number).
+    ``counts`` is its placement (node name -> GPUs); a flat instance has the one
+    internal node. ``None`` when ``counts`` does not place the job's GPUs.
 
     Raises
     ------
@@ -93,10 +75,8 @@ def node_counts(
 
 
 def _released_at(job: Job, t: int) -> Job:
-    """``job`` with release ``t``: a copy that skips re-validation.
-
-    The caller guarantees ``t + duration <= min(deadline, T)``, so the copy
-    is as valid as the job (this runs for hundreds of jobs at every plan).
+    """``job`` with release ``t``, not validated again (this runs for every job at every
+    plan; the caller guarantees ``t + duration <= min(deadline, T)``).
     """
     if not hasattr(job, "__dict__"):  # pragma: no cover - a slotted Job
         return replace(job, release=t)
@@ -107,8 +87,7 @@ def _released_at(job: Job, t: int) -> Job:
 
 
 def _service(name: str, priority: float, demand: tuple[int, ...]) -> Service:
-    """A :class:`Service` from values already known valid (integers in ``[0, G]``),
-    without re-checking each one: a plan instance carries ``S x T`` of them."""
+    """A :class:`Service` of values known valid, not checked again (a plan carries ``S x T``)."""
     new = object.__new__(Service)
     new.__dict__.update(name=name, priority=priority, demand=demand)
     return new
@@ -156,8 +135,7 @@ class Planner:
         )
 
     def _cache(self, plan: Instance, t0: int, idx: np.ndarray) -> None:
-        """The per-job arrays the methods read, from the arrays at hand instead of
-        one list comprehension per array and plan (same values, read-only)."""
+        """The plan's per-job arrays, taken from the arrays at hand (same values, read-only)."""
         lo = np.maximum(self.rel, t0)
         cached = plan.__dict__
         for key, arr in (
@@ -179,8 +157,8 @@ class Planner:
     ) -> tuple[Instance | None, np.ndarray]:
         """The plan instance at slot ``t0`` and the original indices of its jobs.
 
-        ``held``: GPUs the running jobs hold on each node of the capacity model
-        at ``t0``. The plan is ``None`` when the running jobs fill every node.
+        ``held``: GPUs the running jobs hold on each node of the capacity model at
+        ``t0``. The plan is ``None`` when they fill every node.
         """
         inst, T = self.inst, self.inst.horizon
         # the one internal node of a flat pool is the pool row: nothing is held
@@ -220,13 +198,8 @@ class Planner:
         return plan, idx
 
     def _placeable(self, g: np.ndarray, free: np.ndarray, touched: np.ndarray) -> np.ndarray:
-        """Per job of ``g`` GPUs: every valid placement on the plan's nodes is valid
-        beside the running jobs.
-
-        A job of at most the largest node's GPUs must stay a one-node job in the
-        plan (``g`` at most the largest node left); a larger job takes whole nodes,
-        so it is kept only when some set of untouched nodes sums to ``g`` and no
-        set holding a node the running jobs touch does.
+        """Per job of ``g`` GPUs: whether every valid placement on the plan's nodes is valid
+        beside the running jobs (docs/simulation.md, the plan instance on nodes).
         """
         out = g <= int(free.max())
         multi = g > self.largest
@@ -250,7 +223,7 @@ def plan_instance(
     running: Mapping[str, int] | None = None, started: frozenset[str] | set[str] = frozenset(),
     placement: Mapping[str, Mapping[str, int]] | None = None,
 ) -> Instance | None:
-    """The plan instance of slot ``t0`` (see the module docstring), for inspection.
+    """The plan instance of slot ``t0``, for inspection.
 
     Parameters
     ----------
@@ -259,19 +232,18 @@ def plan_instance(
     started
         Jobs completed or running: they are not in the plan.
     placement
-        On an instance with nodes, the placement of every running job (node
-        name -> GPUs, as in :attr:`instances.Schedule.placement`).
+        On nodes, the placement of every running job (node name -> GPUs).
 
     Returns
     -------
     Instance or None
-        ``None`` on an instance with nodes when the running jobs fill every node.
+        ``None`` on nodes when the running jobs fill every node.
 
     Raises
     ------
     ValueError
-        On an instance with nodes, for a running job without a placement of
-        its GPUs or with one naming an unknown node.
+        On nodes, for a running job without a placement of its GPUs or with one
+        naming an unknown node.
     """
     scenario.validate(inst)
     planner = Planner(inst, scenario.demand(inst), headroom)

@@ -1,29 +1,11 @@
-"""The replay: operate one day on the actual demand, slot by slot (docs/simulation.md).
+"""The replay: operate one day on the actual demand, slot by slot.
 
-At each slot ``t``:
-
-0. jobs whose last slot was ``t - 1`` complete; at slot 0 and then every
-   ``replan`` slots, a new plan is made (:mod:`gpusched.simulate.plan`);
-1. actual inference ``a[t]`` is served first: while ``a[t]`` plus the GPUs
-   of the running batch jobs exceeds ``G``, one running job is preempted,
-   the lowest priority ``w_j`` first, ties by the latest start, then by the
-   later position in the job list; its work is lost and its nodes are free.
-   With ``preempt=False`` nothing is preempted and the excess is counted as
-   inference unserved;
-2. the jobs the plan starts at ``t`` start, in job-list order, each only if
-   it fits beside ``a[t]`` and the jobs running, in the pool and on each node
-   of the placement its plan gave it (a job that does not fit stays among the
-   jobs not yet started: a later plan may place it; with ``replan=None``
-   there is no later plan and it is lost);
-3. a preempted job is again a job not yet started, which a later plan may
-   start again from scratch within its window.
-
-The nodes are those of the capacity model (:func:`instances.capacity`): on a
-flat pool, one internal node of ``G`` GPUs, where step 2's node check is the
-pool check. Everything the simulation reports comes from
-:func:`instances.evaluate` on the instance with the actual demand (or, with
-``preempt=False``, with the demand served): the completed jobs ran for their
-whole duration without a break, so they form a feasible schedule there.
+At each slot: completions and (every ``replan`` slots) a plan; actual inference
+first, preempting running jobs (lowest priority, latest start first) or, with
+``preempt=False``, counting inference unserved; then the plan's starts that fit
+in the pool and on their nodes. Everything reported comes from
+:func:`instances.evaluate` of the completed runs on the actual demand. The rules
+are in docs/simulation.md.
 """
 
 from __future__ import annotations
@@ -64,7 +46,8 @@ def _check_policy(replan: Any, headroom: Any, preempt: Any) -> tuple[int | None,
 
 def _served_instance(inst: Instance, actual: np.ndarray, unserved: np.ndarray) -> Instance:
     """The instance with the demand served: each slot's unserved GPUs taken from the
-    services of lowest priority first (ties: later in the list first)."""
+    services of lowest priority first (ties: later in the list first).
+    """
     served = actual.copy()
     order = sorted(range(len(inst.services)), key=lambda k: (inst.services[k].priority, -k))
     left = unserved.copy()
@@ -82,10 +65,8 @@ def _plan_placements(
     inst: Instance, plan: Instance, schedule: Schedule, idx: np.ndarray, starts: np.ndarray,
     until: int, method: str,
 ) -> dict[int, list[tuple[int, int]]]:
-    """Per job the plan starts before ``until`` (by original index), its
-    ``(node position, GPUs)`` on the capacity model of ``inst``, ascending by node.
-
-    The plan's nodes carry the instance's names, so a placement maps by name.
+    """Per job the plan starts before ``until`` (by original index), its ``(node position,
+    GPUs)`` on the capacity model of ``inst``.
 
     Raises
     ------
@@ -130,42 +111,30 @@ def simulate(
 
     Parameters
     ----------
-    inst
-        The instance; its services' demand is the forecast.
     scenario
         The actual demand (validated against ``inst``).
     method
         Any method of :func:`gpusched.solve`; it makes every plan.
     replan
-        Slots between plans (a plan at slot 0, then every ``replan`` slots);
-        ``None``: one plan, at slot 0.
+        Slots between plans (from slot 0); ``None``: one plan, at slot 0.
     headroom
-        ``H >= 0``: plans see the forecast scaled by ``1 + H`` (rounded up,
-        capped at ``G``).
+        ``H >= 0``: plans see the forecast scaled by ``1 + H``.
     preempt
-        Preempt batch jobs to serve inference (``True``), or leave the excess
-        inference unserved and count it (``False``).
+        Preempt batch jobs to serve inference, or leave the excess unserved and count it.
     clairvoyant
-        ``True``: compute the clairvoyant bound with ``gpusched.solve(actual,
-        "milp", time_limit=bound_time_limit)``; ``False``: skip it; or a
+        Compute the clairvoyant bound (``True``), skip it, or a
         :class:`ClairvoyantBound` computed before for this instance and scenario.
     bound_time_limit
         Seconds of the bound's MILP.
     **method_params
-        Passed to ``gpusched.solve`` at every plan; ``time_limit`` is then the
-        budget of each plan (``best``, ``milp``, ...).
-
-    Returns
-    -------
-    SimResult
+        Passed to ``gpusched.solve`` at every plan (``time_limit``: each plan's budget).
 
     Raises
     ------
     ValueError
-        For a scenario that does not fit the instance, a negative headroom, a
-        replan interval below 1, or an unknown method or parameter.
+        For a scenario that does not fit, a bad policy, or an unknown method or parameter.
     RuntimeError
-        On an instance with nodes, when the method starts a job without a placement.
+        On nodes, when the method starts a job without a placement.
     """
     t_start = time.perf_counter()
     replan, headroom = _check_policy(replan, headroom, preempt)
@@ -338,8 +307,7 @@ def simulate(
 def _realized(
     inst: Instance, planner: Planner, start: np.ndarray, done_on: dict[int, list[tuple[int, int]]],
 ) -> Schedule:
-    """The completed jobs at the start of their completed run, with their nodes
-    (a flat schedule carries no placement: its one node is internal)."""
+    """The completed jobs at the start of their completed run, with their nodes."""
     done_start = np.full(inst.num_jobs, -1, dtype=np.int64)
     place = np.full((inst.num_jobs, inst.max_span), -1, dtype=np.int64)
     for j, where in done_on.items():

@@ -1,8 +1,5 @@
-"""What a simulation reports: :class:`SimResult`, and the clairvoyant bound it is held to.
-
-The clairvoyant bound is the exact MILP on the instance with the actual
-demand: no online policy beats it, so :class:`SimResult` refuses a realized
-value above it whenever the realized schedule is feasible against that demand.
+"""What a simulation reports (:class:`SimResult`), and the clairvoyant bound it is held to:
+the exact MILP on the instance with the actual demand, which no online policy beats.
 """
 
 from __future__ import annotations
@@ -27,22 +24,8 @@ _TOL = 1e-6
 class ClairvoyantBound:
     """The exact MILP on the instance with the actual demand: what no online policy beats.
 
-    Attributes
-    ----------
-    instance
-        Name of the instance.
-    scenario
-        The scenario whose actual demand the MILP saw.
-    upper_bound
-        The MILP's proven upper bound (its optimum when ``status`` is ``optimal``).
-    value
-        Value of the best schedule it found (a lower bound on the optimum).
-    status
-        The MILP's status (``optimal`` or ``time_limit``).
-    runtime_s
-        Seconds the MILP took.
-    time_limit
-        Its time limit.
+    ``upper_bound`` is its proven bound, ``value`` its best schedule's value,
+    ``status`` ``optimal`` or ``time_limit``.
     """
 
     instance: str
@@ -57,10 +40,8 @@ class ClairvoyantBound:
 def clairvoyant_bound(
     inst: Instance, scenario: Scenario, *, time_limit: float = 60.0, **milp_params: Any
 ) -> ClairvoyantBound:
-    """Solve ``gpusched.solve(actual_instance, "milp")`` and keep its bound.
-
-    Computed once, it can be passed to several :func:`simulate` calls on the
-    same instance and scenario (``clairvoyant=``).
+    """Solve ``gpusched.solve(actual_instance, "milp")`` and keep its bound (computed once,
+    it can serve several :func:`simulate` calls as ``clairvoyant=``).
 
     Raises
     ------
@@ -86,47 +67,29 @@ class SimResult:
 
     Attributes
     ----------
-    instance, method, method_params, replan, headroom, preempt
-        What was simulated.
-    scenario_meta
-        The scenario's provenance (model, seed, parameters).
     realized_value
         Value of the jobs that completed (the checker's ``V``).
     planned_value
-        Value of the first plan (slot 0) on the scaled forecast: the
-        method's offline value when ``headroom == 0``.
-    preemptions
-        Preemption events (a job may be preempted more than once).
-    lost_gpu_slots
-        GPU-slots of preempted runs (work lost).
-    unserved_gpu_slots
-        Inference GPU-slots left unserved (``preempt=False`` only).
-    utilization
-        Inference served plus GPU-slots of completed jobs, over ``G T``.
+        Value of the first plan on the scaled forecast (the offline value at ``H = 0``).
+    preemptions, lost_gpu_slots, unserved_gpu_slots
+        Preemption events, GPU-slots of preempted runs, inference GPU-slots left
+        unserved (``preempt=False`` only).
     clairvoyant_bound, clairvoyant_value, bound_status
-        The MILP's upper bound and best value on the instance with the actual
-        demand, and its status; ``None`` when not computed.
+        The bound's MILP on the actual demand; ``None`` when not computed.
     bound_applies
-        Whether the realized schedule is feasible against the full actual
-        demand (always with ``preempt=True``; with ``preempt=False`` when no
-        inference went unserved). Then ``realized_value <= clairvoyant_bound``
-        holds and is enforced. Without it, the batch value was bought with
-        unserved inference and may exceed the bound.
-    jobs_completed, jobs_preempted, missed_starts, plans
-        Jobs completed; distinct jobs preempted at least once; planned starts
-        that did not fit; plans made.
-    plan_runtime_s, runtime_s, bound_runtime_s
-        Seconds in the planning method, in the whole simulation (without the
-        bound), and in the bound's MILP.
-    schedule
-        The realized schedule: completed jobs at the start of their completed run.
-    metrics
-        :func:`instances.evaluate` of ``schedule`` on the instance with the
-        actual demand (the demand served, with ``preempt=False``).
+        Whether the realized schedule is feasible against the whole actual demand
+        (always with ``preempt=True``, else when nothing went unserved); then
+        ``realized_value <= clairvoyant_bound`` is enforced.
+    jobs_preempted, missed_starts
+        Distinct jobs preempted; planned starts that did not fit.
+    runtime_s, plan_runtime_s, bound_runtime_s
+        Seconds of the simulation (without the bound), of its plans, of the bound.
+    schedule, metrics
+        The completed runs and :func:`instances.evaluate` of them on the actual
+        demand (the demand served, with ``preempt=False``).
     timeline
-        Per-slot arrays: ``forecast`` and ``actual`` inference, ``served``,
-        ``unserved``, ``batch`` (GPUs of running batch jobs after step 2),
-        ``preempted`` (preemptions at the slot), ``started``.
+        Per-slot arrays: ``forecast``, ``actual``, ``served``, ``unserved``,
+        ``batch``, ``preempted``, ``started``.
     events
         ``(slot, job name)`` of every preemption, in order.
 
@@ -233,8 +196,9 @@ class SimResult:
         }
 
     def to_json(self) -> dict[str, Any]:
-        """The command line's ``--json`` object: the row, the realized starts and the
-        preemptions (JSON-safe: no NaN or infinity)."""
+        """The command line's ``--json`` object: the row, the realized starts (and placement)
+        and the preemptions, JSON-safe.
+        """
         row = self.to_row()
         row["starts"] = dict(self.schedule.starts)
         if self.schedule.placement:

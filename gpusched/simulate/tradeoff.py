@@ -15,13 +15,9 @@ __all__ = ["headroom_sweep", "peak_headroom"]
 
 
 def peak_headroom(inst: Instance) -> float:
-    """The headroom at which the scaled forecast reserves the peak everywhere.
-
-    ``max_t P / F[t] - 1`` over the slots with forecast ``F[t] > 0`` (``F`` the
-    services' total, ``P`` its peak): from this headroom on, every such slot
-    reserves ``P`` or more, as peak reservation does (a slot forecast at 0
-    stays at 0 whatever ``H``; rounding up may reach ``P`` a little earlier).
-    0 without inference.
+    """The headroom from which the scaled forecast reserves the peak in every slot forecast
+    above 0: ``max_t P / F[t] - 1`` (``F`` the services' total, ``P`` its peak); 0
+    without inference.
     """
     total = inst.total_demand
     pos = total[total > 0]
@@ -43,17 +39,17 @@ def headroom_sweep(
     bound_time_limit: float = 60.0,
     **method_params: Any,
 ) -> tuple[list[SimResult], SimResult | None]:
-    """The trade-off of headroom: ``method`` at each ``H`` of ``headrooms``, and the baseline.
+    """``method`` replayed at each ``H`` of ``headrooms``, and a baseline.
 
     Parameters
     ----------
     headrooms
-        The values of ``H``; default 9 values from 0 to :func:`peak_headroom`.
+        Default 9 values from 0 to :func:`peak_headroom`.
     baseline
-        A method replayed once with ``replan=None`` and ``H = 0`` (default
-        ``fifo``, FIFO-peak: the static end of the trade-off); ``None``: none.
+        A method replayed once with ``replan=None`` and ``H = 0`` (default ``fifo``,
+        the static end of the trade-off); ``None``: none.
     clairvoyant
-        As in :func:`simulate`; the bound is computed once for the whole sweep.
+        As in :func:`simulate`; the bound is computed once for the sweep.
 
     Returns
     -------

@@ -1,20 +1,9 @@
 """The benchmark harness: families x seeds x methods, in parallel, crash-safe and resumable.
 
-A sweep is a list of :class:`Cell` (one instance, one method with its
-parameters and time limit); :func:`run_bench` runs the cells that are not done
-yet and stores one tidy row per cell in a results folder. The parts:
-
-- :mod:`.config`: :class:`BenchConfig` from flags (:func:`make_config`) or a
-  TOML file (:func:`load_config`, checked by pydantic);
-- :mod:`.seeds`: :func:`parse_seeds`, the seeds of the families and of the scenarios;
-- :mod:`.cells`: :class:`Cell`, its key, and the columns of its row;
-- :mod:`.work`: :func:`make_cells` (the cells of a config) and :func:`run_cell` (one row);
-- :mod:`.store`: the results folder (atomic row files, ``results.csv``,
-  :func:`load_rows`);
-- :mod:`.runner`: :func:`run_bench` over this process, a process pool or Dask;
-- :mod:`.scenarios` and :mod:`.simulation`: the scenario dimension (a
-  ``[scenarios]`` table): every cell replays its method against an actual day
-  with a policy, plus one clairvoyant-bound cell per day.
+:mod:`.config` (flags or a TOML file), :mod:`.seeds`, :mod:`.cells` (a cell,
+its key and its row), :mod:`.work` (make and run cells), :mod:`.store` (the
+results folder), :mod:`.runner` (this process, a pool or Dask), and
+:mod:`.scenarios` with :mod:`.simulation` (replays against actual days).
 """
 
 from .cells import (

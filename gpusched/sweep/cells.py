@@ -2,9 +2,7 @@
 
 A cell's key hashes the instance's content, the method, its parameters and its
 time limit, so the same work has the same key in every process and every run
-(what resume relies on). The rows share :func:`base_row` and
-:func:`finish_row`; a failure becomes :func:`error_row` (making and running
-the cells is :mod:`.work`).
+(what resume relies on).
 """
 
 from __future__ import annotations
@@ -64,20 +62,9 @@ with ``reservation``, is a result column of its own)."""
 class Cell:
     """One unit of work: one method on one instance.
 
-    Attributes
-    ----------
-    instance
-        The instance (sent to the worker).
-    family, seed
-        Where the instance came from (``family`` is ``"file"`` for an
-        instance file; ``seed`` is ``-1`` then).
-    spec
-        The method, its label, parameters and time limit.
-    content_hash
-        :func:`instance_hash` of ``instance``.
-    sim
-        When set, the cell replays the method against a day's actual demand
-        with a policy (:mod:`.simulation`) instead of running it offline.
+    ``family`` is ``"file"`` (and ``seed`` -1) for an instance file;
+    ``content_hash`` is :func:`instance_hash` of the instance; with ``sim`` set the
+    cell replays the method against a day (:mod:`.simulation`) instead.
     """
 
     instance: Instance

@@ -1,13 +1,9 @@
 """A sweep's configuration: families x seeds x methods, from flags or a TOML file.
 
 :func:`make_config` builds a :class:`BenchConfig` from plain values (the
-command line's flags); :func:`load_config` reads a TOML sweep file, checks its
-shape with pydantic models (every table ``extra="forbid"`` except where the
-keys are a method's own parameters) and then goes through :func:`make_config`.
-Pydantic rather than attrs/cattrs: one model declaration gives strict types,
-bounds (``ge=0``), unknown-key refusal and a flat list of errors with their
-field path, type and input, which is what the messages are made of; cattrs
-needs validators written per field and reports through nested exception groups.
+command line's flags); :func:`load_config` reads a TOML sweep file, checks it
+with pydantic models (every table ``extra="forbid"`` except a method's own
+parameters) and then goes through :func:`make_config`.
 """
 
 from __future__ import annotations
@@ -39,19 +35,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """A method to run, under a label (the ``method`` column of the rows).
-
-    Attributes
-    ----------
-    label
-        The name the rows and tables use (defaults to ``method``); two labels
-        may run the same method with different parameters.
-    method
-        A name accepted by :func:`gpusched.solve`.
-    params
-        Keyword parameters of the method.
-    time_limit
-        Seconds, passed as ``time_limit`` (``None``: the method's default).
+    """A method to run under a label (the rows' ``method`` column): two labels may run one
+    method with different parameters; ``time_limit`` ``None`` is the method's default.
     """
 
     label: str
@@ -64,22 +49,10 @@ class MethodSpec:
 class BenchConfig:
     """A sweep: the cross product of families, seeds and methods.
 
-    Attributes
-    ----------
-    families
-        Family names (:data:`instances.FAMILIES`).
-    seeds
-        Seeds of each family.
-    methods
-        What to run on every instance.
-    family_params
-        Per-family generator parameters (``{"large": {"num_jobs": 500}}``).
-    instance_files
-        Instance files to add to the families' instances.
-    scenarios
-        The scenario dimension and the policies (:mod:`.scenarios`): when
-        set, every cell replays its method against a day instead of running
-        it offline.
+    ``family_params`` holds per-family generator parameters
+    (``{"large": {"num_jobs": 500}}``), ``instance_files`` instance files added to
+    the families' instances; with ``scenarios`` (:mod:`.scenarios`) every cell
+    replays its method against a day instead of running it offline.
     """
 
     families: tuple[str, ...]
@@ -97,10 +70,8 @@ def _split(items: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def method_parameters(method: str) -> tuple[str, ...] | None:
-    """Keyword parameters a heuristic accepts (``None``: any, or not a heuristic).
-
-    Exact methods pass unknown keywords on to the solver as its options, and a
-    heuristic taking ``**params`` accepts anything; neither can be checked here.
+    """Keyword parameters a heuristic accepts (``None``: any, or an exact method, whose
+    unknown keywords are solver options).
     """
     fn = heuristics.METHODS.get(method)
     if fn is None or method in EXACT_METHODS:
@@ -143,13 +114,12 @@ def make_config(
     Parameters
     ----------
     time_limit
-        Applies to every method without its own: the limit of the exact
-        methods and the budget of the heuristics that take one.
+        For every method without its own: the exact methods' limit and the budget
+        of the heuristics that take one.
     params
         Per-method parameters, keyed by method label.
     scenarios
-        The scenario dimension (:func:`.scenarios.scenario_config`); its
-        ``trace_days`` count as instances, with the sweep's seeds.
+        The scenario dimension; its ``trace_days`` count as instances.
 
     Raises
     ------
@@ -196,8 +166,9 @@ def make_config(
 
 
 def _with_threads(spec: MethodSpec) -> MethodSpec:
-    """Normalize a spec: a ``time_limit`` parameter becomes the spec's time limit, and
-    exact methods run single-threaded unless the parameters say otherwise."""
+    """A spec with its ``time_limit`` parameter as its time limit, and exact methods
+    single-threaded unless its parameters say otherwise.
+    """
     params = dict(spec.params)
     tl = params.pop("time_limit", spec.time_limit)
     if tl is not None and (isinstance(tl, bool) or not isinstance(tl, (int, float)) or not tl >= 0):
@@ -287,14 +258,11 @@ def _config_from_dict(data: Mapping[str, Any]) -> BenchConfig:
 def load_config(path: str | os.PathLike[str]) -> BenchConfig:
     """Read a sweep from a TOML file.
 
-    The file holds ``families`` (list), ``seeds`` (N, ``"A-B"`` or a list),
-    ``methods`` (list of names), optional ``time_limit``, ``instances`` (list of
-    instance files), per-method tables ``[params.<method>]`` (a
-    ``time_limit`` key there overrides the global one), variants
-    ``[variants.<label>]`` with a ``method`` key and parameters, and per-family
-    generator parameters ``[family_params.<family>]``; ``[scenarios]`` and
-    ``[policy]`` make it a sweep of replays against actual days
-    (:mod:`.scenarios`). Example::
+    The keys: ``families``, ``seeds`` (N, ``"A-B"`` or a list), ``methods``,
+    optional ``time_limit``, ``instances`` (instance files), ``[params.<method>]``
+    (a ``time_limit`` there overrides the global one), ``[variants.<label>]`` (a
+    ``method`` and its parameters), ``[family_params.<family>]``; ``[scenarios]``
+    and ``[policy]`` make it a sweep of replays (docs/simulation.md). Example::
 
         families = ["seed-training-heavy", "hc-mixed"]
         seeds = "0-4"

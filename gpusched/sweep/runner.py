@@ -1,14 +1,10 @@
 """Run the cells of a sweep that are not done yet: in this process, a process pool or Dask.
 
-:func:`run_bench` skips the cells whose row is stored, runs the others and
-stores each row as soon as its cell ends, in this (the parent) process, so a
-run killed with SIGKILL loses at most the cells in flight. The process pool
-and a Dask cluster go through one loop (:func:`_execute`): both hand back
-``concurrent.futures``-style futures, and an :class:`_Executor` says how to
-submit, wait and recover. A worker process that dies breaks the whole pool;
-the cells that were in flight then run again one by one, each in a pool of its
-own, so that only the one that killed its worker is recorded as an error.
-Every exact method is single-threaded unless its parameters say otherwise.
+Each row is stored as soon as its cell ends, in this (the parent) process, so a
+run killed with SIGKILL loses at most the cells in flight. The pool and Dask go
+through one loop (:func:`_execute`). A worker that dies breaks the whole pool;
+the cells in flight then run again one by one, each in a pool of its own, so
+that only the one that killed its worker is recorded as an error.
 """
 
 from __future__ import annotations
@@ -45,24 +41,9 @@ StoreFn = Callable[[Cell, dict[str, Any], "dict[str, Any] | None"], None]
 
 @dataclass
 class BenchSummary:
-    """What a run did.
-
-    Attributes
-    ----------
-    total
-        Cells in the sweep.
-    skipped
-        Cells already done before this run (resume).
-    ran
-        Cells run and stored by this run.
-    errors
-        Of ``ran``, cells whose status is ``error``.
-    interrupted
-        Whether the run stopped early (SIGINT).
-    out
-        The results folder.
-    elapsed_s
-        Wall-clock seconds of the run.
+    """What a run did: cells in the sweep (``total``), already done (``skipped``), run and
+    stored (``ran``, of which ``errors`` failed), whether it was interrupted, the
+    results folder and the wall-clock seconds.
     """
 
     total: int
@@ -95,30 +76,20 @@ def run_bench(
     ----------
     cells
         The sweep (or a :class:`BenchConfig`, expanded by :func:`make_cells`).
-    out
-        Results folder (created).
     workers
         Worker processes (default ``os.cpu_count()``); ``1`` runs in this process.
     scheduler
-        Address of a Dask distributed scheduler (or a ``distributed.Client``);
-        the cells then run on that cluster and ``workers`` is ignored.
-    progress
-        Show a progress bar (on standard error).
+        A Dask scheduler address (or a ``distributed.Client``); ``workers`` is then ignored.
     retry_errors
         Run again the cells whose stored status is ``error``.
     on_row
         Called with each stored row.
 
-    Returns
-    -------
-    BenchSummary
-
     Raises
     ------
     KeyboardInterrupt
-        On SIGINT, after the finished rows are stored, the cells in flight
-        dropped and ``results.csv`` rebuilt: running the same sweep again
-        resumes it.
+        On SIGINT, after the finished rows are stored and ``results.csv`` rebuilt:
+        running the same sweep again resumes it.
     """
     if isinstance(cells, BenchConfig):
         cells = make_cells(cells)
@@ -261,10 +232,8 @@ def _ignore_sigint() -> None:  # pragma: no cover - runs in worker processes
 
 
 def _exit_with_parent(poll_s: float = 0.5) -> None:  # pragma: no cover - in worker processes
-    """End this worker when its parent dies.
-
-    A parent killed with SIGKILL leaves its pool workers blocked on their task
-    queue forever, each holding its memory; a watcher thread ends them.
+    """End this worker when its parent dies (a parent killed with SIGKILL leaves its pool
+    workers blocked on their queue forever, each holding its memory).
     """
     parent = os.getppid()
 
@@ -335,12 +304,11 @@ class _PoolExecutor:
 
 # ---------------------------------------------------------------- Dask
 class _DaskExecutor:
-    """A Dask distributed cluster, by scheduler address or ``distributed.Client``.
+    """A Dask cluster, by scheduler address or ``distributed.Client``.
 
-    Every cell is submitted at once (Dask balances them over the workers, also
-    as workers join); a worker lost while running a cell is Dask's to retry, and
-    a cell that still fails gets an error row. Finished futures come from one
-    ``distributed.as_completed``, so each costs O(1) however many are pending.
+    Every cell is submitted at once (Dask balances them, also as workers join); a
+    worker lost mid-cell is Dask's to retry. Finished futures come from one
+    ``distributed.as_completed``, O(1) each however many are pending.
     """
 
     def __init__(self, scheduler: str | Any) -> None:

@@ -1,43 +1,11 @@
 """A sweep's scenario dimension: forecast error, and the online policies replayed against it.
 
-A sweep with a ``[scenarios]`` table replays its methods against actual days
-instead of running them offline. The days are:
-
-- for every instance of the sweep (families and instance files), the
-  scenarios ``instances.scenario(inst, model, seed=s, **params)`` for every
-  scenario seed ``s`` and every combination of the model's parameter values
-  (``sigma = [0.1, 0.3]`` is a dimension, ``rho = 0.5`` a constant);
-- ``trace_days``: days of the shipped ServeGen series with their real
-  forecast error, ``instances.trace_scenario(day, seed, **trace_params)`` for
-  each day and each of the sweep's seeds (the batch jobs' seed).
-
-Each day is replayed with every method and every policy of the ``[policy]``
-table (``replan``, ``headroom``, ``preempt``: a cross product), one cell per
-replay (:mod:`.simulation`), and its clairvoyant bound is one more cell, the
-MILP on the instance with the actual demand, computed once per day whatever
-the number of methods and policies. Example::
-
-    families = ["seed-training-heavy"]
-    seeds = "0-4"
-    methods = ["fifo", "list", "best"]
-    time_limit = 0.3            # each plan of best
-
-    [scenarios]
-    model = "lognormal"
-    sigma = [0.1, 0.2, 0.4]
-    rho = 0.5
-    seeds = "0-2"               # scenario seeds
-    trace_days = [3, 7, 11]
-    trace_params = {contention = 2.5}
-    bound_time_limit = 60       # seconds of each clairvoyant bound (bound = false: none)
-
-    [policy]
-    replan = ["none", 1]        # "none": one plan, at slot 0
-    headroom = [0.0, 0.2]
-    preempt = [true, false]
-
-This module holds the configuration side (checked before any cell is built);
-:mod:`.simulation` builds and runs the cells.
+A sweep file with a ``[scenarios]`` table replays its methods against actual
+days (the scenarios of every instance, and ``trace_days`` of the ServeGen
+series) under every policy of its ``[policy]`` table, with one clairvoyant
+bound per day. This module checks that configuration before any cell is built;
+:mod:`.simulation` builds and runs the cells. The file's keys, with an example,
+are in docs/simulation.md.
 """
 
 from __future__ import annotations
@@ -86,20 +54,13 @@ class ScenarioConfig:
     Attributes
     ----------
     model
-        Model of :func:`instances.scenario` applied to the sweep's instances
-        (``None``: the sweep's instances get no scenario, only ``trace_days`` run).
+        Model of :func:`instances.scenario` for the sweep's instances (``None``:
+        only ``trace_days`` run).
     params
         The model's parameters, each with its values (a cross product).
-    seeds
-        Scenario seeds of the model.
-    trace_days
-        Days of the ServeGen series (1-13) replayed with their real forecast
-        error, each with every seed of the sweep.
-    trace_params
-        Parameters of ``instances.trace_scenario`` (the ``trace-servegen``
-        family's, e.g. ``contention``).
-    history
-        Forecast of the trace days from the last ``history`` days (``None``: all before).
+    trace_days, trace_params, history
+        Days of the ServeGen series (1-13), each with every seed of the sweep, and
+        the arguments of :func:`instances.trace_scenario`.
     replan, headroom, preempt
         The policies: every combination is replayed.
     bound_time_limit
@@ -131,16 +92,8 @@ class ScenarioConfig:
 class SimSpec:
     """What turns a cell into a replay: the day's actual demand and the policy.
 
-    Attributes
-    ----------
-    scenario
-        The actual demand (for the cell's instance).
-    label
-        The scenario's name in the rows (``lognormal rho=0.5 sigma=0.2``, ``trace-day``).
-    replan, headroom, preempt
-        The policy (:func:`gpusched.simulate`).
-    bound_key
-        Key of the cell computing the day's clairvoyant bound (``None``: no bound).
+    ``label`` names the scenario in the rows (``lognormal rho=0.5 sigma=0.2``,
+    ``trace-day``); ``bound_key`` is the key of the day's bound cell (``None``: no bound).
     """
 
     scenario: Scenario
@@ -228,15 +181,14 @@ def scenario_config(
     """Build and check a :class:`ScenarioConfig` from plain values.
 
     ``params`` values, ``replan``, ``headroom`` and ``preempt`` may each be one
-    value or a list of values; ``seeds`` as the sweep's (``N``, ``"A-B"``, a list).
+    value or a list; ``seeds`` as the sweep's (``N``, ``"A-B"``, a list).
 
     Raises
     ------
     ValueError
         ``scenarios.<key>: ...`` or ``policy.<key>: ...``: an unknown model or
-        model parameter, a value out of range (drawn once to check it), a trace
-        day without a previous day or past the series, a replan interval below
-        1, a negative headroom, a preempt that is not a boolean.
+        parameter, a value out of range (each combination is drawn once), a trace
+        day outside the series, a bad policy.
     """
     if model is not None and model not in SCENARIO_MODELS:
         raise ValueError(f"scenarios.model: unknown scenario model {model!r}; known: "
@@ -334,15 +286,14 @@ def pydantic_message(e: ValidationError, allowed: Sequence[str], table: str = ""
 def scenario_config_from_tables(
     scenarios: Mapping[str, Any] | None, policy: Mapping[str, Any] | None
 ) -> ScenarioConfig | None:
-    """The :class:`ScenarioConfig` of a sweep file's ``[scenarios]`` and ``[policy]`` tables.
-
-    ``None`` when the file has neither (an offline sweep).
+    """The :class:`ScenarioConfig` of a sweep file's ``[scenarios]`` and ``[policy]`` tables
+    (``None`` without either: an offline sweep).
 
     Raises
     ------
     ValueError
-        ``scenarios.<key>: ...`` / ``policy.<key>: ...``; a ``[policy]``
-        table without ``[scenarios]``.
+        ``scenarios.<key>: ...`` / ``policy.<key>: ...``; a ``[policy]`` table
+        without ``[scenarios]``.
     """
     if scenarios is None:
         if policy is not None:

@@ -1,25 +1,13 @@
 """The cells of a scenario sweep: one replay per cell, one clairvoyant bound per day.
 
-:func:`make_sim_cells` turns a sweep with a ``[scenarios]`` table
-(:mod:`.scenarios`) into cells of two kinds, both stored, resumed and
-interrupted like every other cell (:mod:`.store`, :mod:`.runner`):
-
-- a **replay** cell: :class:`~.cells.Cell` with ``sim`` set. It runs
-  ``gpusched.simulate(instance, scenario, method, replan, headroom, preempt)``
-  and stores the tidy base row (``method`` is the label, ``value`` the
-  realized value, the checker's metrics of the realized schedule on the actual
-  day) with the scenario, the policy and the figures of
-  :meth:`gpusched.SimResult.to_row` (``realized_value``, ``preemptions``,
-  ``lost_gpu_slots``, ``unserved_gpu_slots``, ``bound_applies``, ...);
-  ``status`` is ``simulated`` (or ``error``);
-- a **bound** cell: the exact MILP (label ``clairvoyant``) on the instance
-  with the day's actual demand, an ordinary cell. Each replay row names it
-  (``bound_cell``), so the bound is solved once per day, not once per method
-  and policy; :func:`gpusched.tables.simulation_rows` joins it back
-  (``clairvoyant_bound``, ``price_of_uncertainty``, ``gap_to_bound``).
-
-A replay stores no schedule file: its realized schedule is feasible against
-the actual day, not against the forecast instance the folder keeps.
+A replay cell is a :class:`~.cells.Cell` with ``sim`` set: it runs
+:func:`gpusched.simulate` and stores a row with ``status`` ``simulated``, the
+realized value as ``value`` and the figures of :meth:`gpusched.SimResult.to_row`.
+The day's bound is an ordinary MILP cell (label ``clairvoyant``) on the actual
+demand, solved once per day; each replay names it (``bound_cell``) and
+:func:`gpusched.tables.simulation_rows` joins it back. A replay stores no
+schedule file: its schedule is feasible on the actual day, not on the forecast
+instance the folder keeps (docs/simulation.md).
 """
 
 from __future__ import annotations
@@ -87,10 +75,8 @@ def _days(config: BenchConfig, insts: list[tuple[Instance, str, int]]
 
 
 def make_sim_cells(config: BenchConfig, insts: list[tuple[Instance, str, int]]) -> list[Cell]:
-    """The cells of a scenario sweep over ``insts`` (the families' and files' instances).
-
-    For every day (an instance and one actual demand): a bound cell (unless
-    the sweep has no bound), then one replay cell per method and policy.
+    """The cells of a scenario sweep over ``insts``: for every day, its bound cell (unless
+    the sweep has none), then one replay cell per method and policy.
 
     Raises
     ------
@@ -136,11 +122,8 @@ def _sim_columns(cell: Cell) -> dict[str, Any]:
 
 
 def run_sim_cell(cell: Cell) -> tuple[dict[str, Any], None]:
-    """Replay one cell's day; never raises for a failing method (the row says ``error``).
-
-    Each plan gets the spec's parameters and, when it has one, its
-    ``time_limit`` (the budget of each plan). No bound is computed here (the
-    day's bound cell holds it).
+    """Replay one cell's day (each plan with the spec's parameters and ``time_limit``);
+    never raises for a failing method (the row says ``error``).
     """
     spec, sim = cell.spec, cell.sim
     assert sim is not None

@@ -7,13 +7,10 @@
     DIR/schedules/<instance>--<method>--<key>.json  gpusched-schedule/1
     DIR/instances/<instance>.json                   gpusched-instance/1
 
-The per-cell files are the store of record: each is written whole (temporary
-file, ``fsync``, rename), so a process killed at any instant leaves either the
-whole row or none, never a torn or duplicate one. ``results.csv`` is rebuilt
-from them; :func:`load_rows` reads the cell files, so it is exact even after a
-crash. A file that does not parse (a crash of the machine) is skipped and its
-cell runs again. Rows are written and read with their floats
-:func:`instances.rounded`, the rounding of every number leaving the library.
+The cell files are the store of record: a process killed at any instant leaves
+a whole row or none. :func:`load_rows` reads them, so it is exact even after a
+crash; an unreadable one is skipped and its cell runs again. Rows are written
+and read :func:`instances.rounded`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The work of a sweep: its cells, made from a config, and running one.
-
-:func:`make_cells` generates the sweep's instances and pairs each with every
-method (a sweep with a ``[scenarios]`` table: the replays and bound cells of
-:mod:`.simulation`); :func:`run_cell` runs one and never raises for a failing
-method: the failure becomes a row with status ``error``.
+"""The work of a sweep: its cells, made from a config, and running one (a failure
+becomes a row with status ``error``).
 """
 
 from __future__ import annotations
@@ -28,8 +24,8 @@ def make_cells(config: BenchConfig) -> list[Cell]:
     Raises
     ------
     ValueError
-        For a family parameter the generator refuses (named
-        ``family_params.<family>.<key>``) or a bad instance file.
+        For a family parameter the generator refuses (``family_params.<family>.<key>``)
+        or a bad instance file.
     """
     insts: list[tuple[Instance, str, int]] = []
     for fam in config.families:
@@ -62,9 +58,8 @@ def run_cell(cell: Cell) -> tuple[dict[str, Any], dict[str, Any] | None]:
     Returns
     -------
     row, schedule
-        The tidy row (JSON-safe) and the schedule as a ``gpusched-schedule/1``
-        object (``None`` when the method failed). A method that raises gives a
-        row with status ``error`` and the exception in ``message``.
+        The tidy row (JSON-safe) and the ``gpusched-schedule/1`` object (``None``
+        when the method failed: the row then has status ``error``).
     """
     if cell.sim is not None:
         return run_sim_cell(cell)

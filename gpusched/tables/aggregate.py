@@ -1,12 +1,10 @@
 """The numbers behind the tables: gains, gaps and 95% confidence intervals of the rows.
 
-Every figure comes from the rows that :mod:`gpusched.sweep` stored, which come
-from :func:`instances.evaluate`; this module only aggregates them. Gains over
-the baseline are :func:`instances.gain` of the two rows' metrics and gaps are
-:func:`instances.gap` against the best known upper bound of the instance: the
-smallest ``upper_bound`` of any row of that instance. A best bound below the
-best feasible value seen for the same instance is a bug somewhere; it is
-logged as an error and flagged (``ub_conflict``).
+Every figure comes from the stored rows (so from :func:`instances.evaluate`):
+gains are :func:`instances.gain` over the baseline's row of the instance, gaps
+:func:`instances.gap` to the instance's best known bound (the smallest
+``upper_bound`` of its rows). A best bound below a feasible value is a bug: it
+is logged and flagged (``ub_conflict``).
 """
 
 from __future__ import annotations
@@ -48,15 +46,9 @@ def _metrics(row: pd.Series) -> Metrics | None:
 
 
 def prepare(df: pd.DataFrame, baseline: str = "fifo") -> pd.DataFrame:
-    """The rows with derived columns for the tables.
-
-    Adds ``best_ub`` (smallest upper bound of any row of the instance),
-    ``best_value`` (largest value of the instance), ``ub_conflict`` (best
-    bound below best value: a bug), ``gap_best`` (:func:`instances.gap` of the
-    value to ``best_ub``), ``gain_pp``, ``gain_pct`` and ``gain_total_pct``
-    (:func:`instances.gain` over the ``baseline`` row of the same instance: in
-    utilization points, in ``V`` and in ``total_value``; NaN where the
-    baseline's figure is 0) and ``optimal``.
+    """The rows with the tables' derived columns: ``best_ub``, ``best_value``,
+    ``ub_conflict``, ``gap_best``, ``gain_pp``, ``gain_pct`` and ``gain_total_pct``
+    (over the ``baseline`` row of the instance; NaN where its figure is 0) and ``optimal``.
     """
     df = df.reset_index(drop=True)
     key = "instance_hash" if "instance_hash" in df.columns else "instance"
@@ -120,11 +112,8 @@ def t_quantile(n: int) -> float:
 
 
 def ci95(values: Sequence[float] | pd.Series | np.ndarray) -> tuple[float, float, int]:
-    """Mean, half-width of the 95% confidence interval (Student's t) and count.
-
-    NaN values are left out. The half-width is NaN for fewer than two values
-    and 0 when they are all equal; it is :func:`t_quantile` times
-    ``s / sqrt(n)``, wide for small ``n`` (see :data:`FEW_VALUES`).
+    """Mean, half-width of the 95% confidence interval (Student's t) and count, NaN
+    values left out; the half-width is NaN for fewer than two values, 0 for equal ones.
     """
     x = np.asarray(pd.to_numeric(pd.Series(values), errors="coerce"), dtype=float)
     x = x[~np.isnan(x)]

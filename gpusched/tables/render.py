@@ -1,5 +1,4 @@
-"""Render a formatted table as Markdown (``DataFrame.to_markdown``) or booktabs LaTeX
-(``Styler.to_latex``), with its caption and notes.
+"""Render a formatted table as Markdown or booktabs LaTeX, with its caption and notes.
 
 A :class:`Table` holds strings only (the views format the numbers); a
 :class:`TableView` pairs it with the numeric frame that ``csv`` writes.

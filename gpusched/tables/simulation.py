@@ -1,12 +1,8 @@
 """The simulation view: replays against actual days, each against its clairvoyant bound.
 
-A scenario sweep (:mod:`gpusched.sweep.scenarios`) stores one row per replay
-(``kind == "simulation"``) and one per day's clairvoyant bound (label
-``clairvoyant``, the MILP on the actual demand). :func:`simulation_rows` joins
-each replay to its day's bound; :func:`simulation_view` is the table: per
-family, scenario, method and policy, the mean and 95% confidence interval
-over the seeds (and days) of the realized value, preemptions, work lost,
-inference unserved and the gap to the clairvoyant bound.
+A scenario sweep stores one row per replay (``kind == "simulation"``) and one
+per day's bound (label ``clairvoyant``); :func:`simulation_rows` joins them and
+:func:`simulation_view` tabulates them per family, scenario, method and policy.
 """
 
 from __future__ import annotations
@@ -43,13 +39,10 @@ def _flag(values: pd.Series) -> pd.Series:
 def simulation_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The replay rows of a results frame, each joined to its day's clairvoyant bound.
 
-    Adds ``clairvoyant_bound`` (the bound cell's proven upper bound; NaN when
-    the sweep had no bound or the bound cell failed), ``clairvoyant_value``,
+    Adds ``clairvoyant_bound`` (NaN without one), ``clairvoyant_value``,
     ``bound_status``, ``price_of_uncertainty`` (bound minus realized),
-    ``gap_to_bound_pct`` (its share of the bound, in percent, where the bound
-    applies: the realized schedule is feasible against the whole actual
-    demand) and ``bound_conflict``: the bound applies and the realized value
-    is above it, which no correct simulator or bound allows.
+    ``gap_to_bound_pct`` (where the bound applies) and ``bound_conflict`` (realized
+    above an applicable bound: a bug).
 
     Raises
     ------
@@ -93,11 +86,6 @@ def _policy_key(rows: pd.DataFrame, policy: str) -> tuple[Any, ...]:
 def simulation_view(df: pd.DataFrame) -> TableView:
     """Per family, scenario, method and policy: realized value, preemptions, work lost,
     inference unserved and gap to the clairvoyant bound (mean ± 95% CI).
-
-    Parameters
-    ----------
-    df
-        Rows of a scenario sweep (:func:`gpusched.sweep.load_rows`).
     """
     d = simulation_rows(df)
     fams = sorted(_order(d["family"]), key=family_key)

@@ -1,5 +1,6 @@
 """The topology view: how much of the allocator's gain survives nodes, the price of
-topology and fragmentation, from the rows of a flat run and a run on nodes."""
+topology and fragmentation, from the rows of a flat run and a run on nodes.
+"""
 
 from __future__ import annotations
 
@@ -38,25 +39,15 @@ def has_node_rows(df: pd.DataFrame) -> bool:
 def topology_frame(df: pd.DataFrame, baseline: str = "fifo", allocator: str = "best") -> pd.DataFrame:
     """One record per instance on nodes that has a ``baseline`` row: the topology figures.
 
-    A row on nodes is paired with its flat twin: the row of the same family
-    and seed whose instance is named as the node instance without its
-    ``-node_gpus<shape>`` suffix (what :func:`instances.generate` appends).
-
-    Columns: ``family``, ``shape``, ``seed``, ``instance``, ``allocator``;
-    ``gain_nodes_pct`` and ``gain_flat_pct`` (the allocator's value gain over
-    the baseline on the node instance and on its twin, :func:`instances.gain`
-    through :func:`~.aggregate.prepare`), ``gain_nodes`` and ``gain_flat``
-    (the same in value units); ``flat_low``/``flat_high`` (the flat optimum
-    between the best value seen, a node schedule included, and the smallest
-    flat bound), ``nodes_low``/``nodes_high`` (the node optimum between the
-    best node value and the smallest bound of the node rows or the flat ones:
-    the flat model is a relaxation); ``price_low``/``price_high``
-    (:func:`instances.price_of_topology` of those brackets) and the same in
-    percent of the flat optimum (``price_low_pct`` uses ``flat_high``,
-    ``price_high_pct`` ``flat_low``); ``exact`` (both optima proven);
-    ``frag_base_pct`` and ``frag_alloc_pct`` (``Metrics.fragmentation`` in
-    percent of the pool's GPU-slots); ``gap_nodes_pct`` (the allocator's gap
-    to ``nodes_high``).
+    A node row's flat twin is the row of the same family and seed whose instance
+    name lacks the ``-node_gpus<shape>`` suffix. Per instance: the allocator's gain
+    over the baseline on nodes and flat (``gain_nodes_pct``, ``gain_flat_pct``, and
+    in value units); the brackets of the flat and node optima (``flat_low`` ..
+    ``nodes_high``: best values seen, smallest bounds, the flat bound also bounding
+    the node optimum); the price of topology they give (``price_low``,
+    ``price_high``, and in percent of the flat optimum) and ``exact`` (both optima
+    proven); fragmentation of the baseline and the allocator in percent of the
+    pool's GPU-slots; the allocator's gap to ``nodes_high``.
     """
     d = prepare(df, baseline)
     d["shape"] = _shapes(d)
@@ -114,13 +105,12 @@ def topology_frame(df: pd.DataFrame, baseline: str = "fifo", allocator: str = "b
 
 
 def topology_view(df: pd.DataFrame, baseline: str = "fifo", allocator: str = "best") -> TableView:
-    """Per family and node shape: the allocator's gain on nodes and flat, the price of
-    topology, fragmentation; mean and 95% CI over the seeds (:func:`topology_frame`).
+    """Per family and node shape, mean and 95% CI over the seeds of :func:`topology_frame`:
+    the allocator's gain on nodes and flat, the price of topology, fragmentation.
 
-    The rows come from two runs of the same families and seeds, flat and on
-    nodes (``-f <family>.node_gpus=8`` in ``gpusched bench``), in one results
-    folder. ``allocator`` falls back to the first of
-    :data:`TOPOLOGY_ALLOCATORS` with rows on nodes (named in the notes).
+    The rows come from runs of the same families and seeds flat and on nodes
+    (``-f <family>.node_gpus=8``) in one results folder; ``allocator`` falls back to
+    the first of :data:`TOPOLOGY_ALLOCATORS` with rows on nodes.
     """
     per = topology_frame(df, baseline, allocator)
     if per.empty:

@@ -1,10 +1,8 @@
 """The views of a sweep's rows: summary, seed and ablation tables, and every view by name.
 
-A view is a :class:`~.render.TableView`: a numeric :class:`pandas.DataFrame`
-(what ``--format csv`` writes) and the formatted :class:`~.render.Table`
-(Markdown or booktabs LaTeX). The numbers come from :mod:`.aggregate`; a
-conflict between a bound and a feasible value, and intervals over fewer than
-:data:`~.aggregate.FEW_VALUES` values, are said in the notes.
+A view is a :class:`~.render.TableView`: the numbers (what ``--format csv``
+writes) and the formatted :class:`~.render.Table`; its notes say when a bound
+conflicts with a value or an interval rests on few values.
 """
 
 from __future__ import annotations
@@ -80,16 +78,8 @@ def summary_view(df: pd.DataFrame, baseline: str = "fifo",
                  methods: Sequence[str] = (), only: Sequence[str] = ()) -> TableView:
     """Per family and method: mean and 95% CI of utilization, value, gains, gap, runtime.
 
-    Parameters
-    ----------
-    df
-        Rows from :func:`gpusched.sweep.load_rows`.
-    baseline
-        Method label of the FIFO baseline for the gains.
-    methods
-        Preferred method order (others follow in order of appearance).
-    only
-        Show these methods only (gains and gaps still use every row).
+    ``methods`` is the preferred order (the others follow); ``only`` shows those
+    methods only (gains and gaps still use every row).
     """
     d = prepare(df, baseline)
     records = []
@@ -167,15 +157,8 @@ def seed_view(df: pd.DataFrame, baseline: str = "fifo", allocator: str = "best")
     """The seed table: FIFO against the allocator, our figures beside the published ones.
 
     Rows: ``seed-training-heavy``, each of :data:`instances.families.SEED_SCENARIOS`
-    present in ``df``, and the five scenarios pooled (utilization as the band
-    of the scenarios' means, value gain as the mean over every instance).
-
-    Parameters
-    ----------
-    allocator
-        Method label of the constraint-aware allocator; when absent from
-        ``df``, the first of ``best``, ``list``, ``fifo-curve`` present is used
-        (and named in the notes).
+    present, and the scenarios pooled. Without rows of ``allocator``, the first of
+    ``best``, ``list``, ``fifo-curve`` present stands in (named in the notes).
     """
     d = prepare(df, baseline)
     present = set(d["method"])
@@ -260,12 +243,9 @@ def seed_view(df: pd.DataFrame, baseline: str = "fifo", allocator: str = "best")
 
 
 def ablation_view(df: pd.DataFrame, baseline: str = "fifo") -> TableView:
-    """Reservation (peak / curve) x ordering (FIFO / backfill / priority list / best).
-
-    Each cell pools every instance in ``df``: mean utilization (percent) and
-    mean value gain over ``baseline`` (percent). The method filling a cell is
-    the first label of :data:`ABLATION_GRID` present whose rows report that
-    reservation; cells with none are ``—``.
+    """Reservation (peak / curve) x ordering (FIFO / backfill / priority list / best):
+    mean utilization and value gain over every instance, each cell filled by the first
+    label of :data:`ABLATION_GRID` whose rows report that reservation (``—``: none).
     """
     d = prepare(df, baseline)
     present = set(d["method"])
