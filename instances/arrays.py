@@ -1,9 +1,6 @@
 """The arrays an instance derives from its fields: per job, per node, and the capacity
-left for batch work under a reservation.
-
-:class:`InstanceArrays` is the base of :class:`~instances.Instance`: every
-array is computed once, read-only (or a new array, for the capacities), and
-can never go stale, since the instance is immutable.
+left for batch work under a reservation (:class:`InstanceArrays`, the base of
+:class:`~instances.Instance`; computed once, read-only).
 """
 
 from __future__ import annotations
@@ -124,11 +121,8 @@ class InstanceArrays:
 
     @cached_property
     def max_span(self) -> int:
-        """At least the number of nodes of any valid placement (1 without multi-node jobs).
-
-        For a job larger than the largest node, the count of the smallest
-        nodes whose GPUs sum to at most ``g_j``: no set of whole nodes
-        summing to ``g_j`` has more members.
+        """At least the number of nodes of any valid placement (1 without multi-node jobs): for
+        a job larger than the largest node, how many of the smallest nodes sum to at most ``g_j``.
         """
         if not self.nodes or not self.multi_node.any():
             return 1
@@ -137,17 +131,10 @@ class InstanceArrays:
         return max(1, int(np.searchsorted(cum, g, side="right")))
 
     def node_withheld(self, reservation: Reservation = "peak") -> np.ndarray:
-        """GPUs of each node withheld for inference for the whole horizon.
+        """GPUs of each node withheld for inference for the whole horizon (a new array).
 
-        Under ``peak``, ``P = min(G, sum_s max_t d_s[t])`` GPUs are taken from
-        the end of the node list: the last node in full, then the one before,
-        the remainder from the node where ``P`` runs out (the specification (docs/model.md)).
-        Under ``curve`` nothing is withheld (inference takes any free GPU).
-
-        Returns
-        -------
-        numpy.ndarray
-            A new int64 array of length ``num_nodes``.
+        Under ``peak``, ``min(G, sum_s max_t d_s[t])`` GPUs from the end of the node
+        list; under ``curve`` none (inference takes any free GPU).
         """
         out = np.zeros(self.num_nodes, dtype=np.int64)
         if reservation == "curve":
@@ -161,30 +148,14 @@ class InstanceArrays:
         return out
 
     def node_capacity(self, reservation: Reservation = "curve") -> np.ndarray:
-        """GPUs of each node left for batch work under a reservation (see :meth:`node_withheld`).
-
-        Returns
-        -------
-        numpy.ndarray
-            A new writable int64 array of length ``num_nodes``: each node's
-            GPUs, less what ``peak`` withholds. Batch work must also respect
-            the pool's :meth:`batch_capacity` in every slot.
+        """GPUs of each node left for batch work under a reservation (a new array; batch work
+        must also fit the pool's :meth:`batch_capacity`).
         """
         return self.node_gpus - self.node_withheld(reservation)
 
     def batch_capacity(self, reservation: Reservation = "curve") -> np.ndarray:
-        """GPUs left for batch work in each slot under a reservation policy.
-
-        Parameters
-        ----------
-        reservation
-            ``"curve"``: ``G - sum_s d_s[t]`` (elastic). ``"peak"``: every
-            service holds its peak all the time, ``max(0, G - sum_s max_t d_s[t])``.
-
-        Returns
-        -------
-        numpy.ndarray
-            A new writable int64 array of length ``horizon``.
+        """GPUs left for batch work in each slot (a new array): ``G - sum_s d_s[t]`` under
+        ``curve``, ``max(0, G - sum_s max_t d_s[t])`` under ``peak``.
         """
         if reservation == "curve":
             return self.num_gpus - self.total_demand

@@ -1,15 +1,9 @@
 """The bound certificate file ``gpusched-bound/1``: read, write, and check against an instance.
 
-::
-
-    {"format": "gpusched-bound/1", "instance": "medium-s0", "method": "lagrangian",
-     "value": 4931.25, "multipliers": [0.0, 1.5, ...]}
-
-The multipliers are the certificate: :func:`check_bound` recomputes
-``L(multipliers)`` with :func:`instances.lagrangian_value` and accepts the
-stated ``value`` when it is at least the recomputed one (relative tolerance
-``1e-9``). Every problem with a file is a :class:`ValueError` whose message
-starts with the file and names the field.
+``{"format": "gpusched-bound/1", "instance": NAME, "method": "lagrangian",
+"value": 4931.25, "multipliers": [...]}``: :func:`check_bound` recomputes
+``L(multipliers)`` and accepts a stated ``value`` at least that (less a
+relative :data:`BOUND_TOLERANCE`).
 """
 
 from __future__ import annotations
@@ -51,20 +45,9 @@ _OPTIONAL = ("meta",)
 
 @dataclass(frozen=True)
 class BoundCertificate:
-    """A stated upper bound and the multipliers that prove it.
-
-    Attributes
-    ----------
-    instance
-        Name of the instance the bound is for.
-    method
-        How the multipliers were found (``lagrangian``, ``lp-ipm``, ...).
-    value
-        The stated upper bound.
-    multipliers
-        One multiplier per slot, each finite and ``>= 0`` (a tuple of floats).
-    meta
-        Free-form notes (runtime, iterations); not part of the certificate.
+    """A stated upper bound and the multipliers that prove it (one per slot, finite and
+    ``>= 0``); ``method`` says how they were found, ``meta`` holds notes outside the
+    certificate.
     """
 
     instance: str
@@ -140,10 +123,7 @@ def load_bound(path: str | os.PathLike[str], inst: Instance | None = None) -> Bo
     Raises
     ------
     ValueError
-        ``<file>: <field>: <what is wrong>``: truncated or non-JSON text, a
-        wrong format tag, a value that is not a number, a negative or
-        non-finite multiplier; with ``inst``, a certificate for another
-        instance (by name, or by its number of multipliers).
+        ``<file>: <field>: <what is wrong>``.
     """
     return load_json(path, lambda data: bound_from_dict(data, inst))
 
@@ -159,8 +139,8 @@ def check_matches(inst: Instance, cert: BoundCertificate) -> np.ndarray:
     Raises
     ------
     ValueError
-        ``instance: ...`` for another instance's name, ``multipliers: ...``
-        for a length other than the horizon.
+        ``instance: ...`` for another instance, ``multipliers: ...`` for a length
+        other than the horizon.
     """
     if cert.instance != inst.name:
         raise ValueError(
@@ -172,19 +152,14 @@ def check_matches(inst: Instance, cert: BoundCertificate) -> np.ndarray:
 def check_bound(
     inst: Instance, cert: BoundCertificate, schedule: Schedule | None = None
 ) -> tuple[bool, float]:
-    """Recompute a certificate: ``(ok, recomputed)``.
-
-    ``ok`` is true when the stated value is at least ``L(multipliers)`` less
-    a relative ``1e-9``. With ``schedule`` (checked by
-    :func:`instances.evaluate`), a stated value below the schedule's value
-    is refused: no valid bound can be.
+    """Recompute a certificate: ``(ok, recomputed)``, ``ok`` when the stated value is at
+    least ``L(multipliers)`` less :data:`BOUND_TOLERANCE`. With ``schedule``, a stated
+    value below its value is refused: no valid bound can be.
 
     Raises
     ------
     ValueError
-        A certificate for another instance (``instance``, or
-        ``multipliers`` of the wrong length); a stated ``value`` below the
-        schedule's value.
+        A certificate for another instance, or a value below the schedule's.
     instances.InfeasibleScheduleError
         If ``schedule`` is infeasible.
     """

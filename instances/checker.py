@@ -1,12 +1,9 @@
 """The independent checker: feasibility and every metric, computed in one place.
 
-This module is deliberately plain: loops over jobs and slots that a reader can
-verify by eye. Nothing here is shared with the solvers, so a bug in a fast
-heuristic or in the MILP cannot hide behind the same bug in the checker.
-
-On an instance with nodes (the specification (docs/model.md)) it also checks each started
-job's placement, the batch GPUs on every node in every slot, and computes the
-fragmentation metric (``docs/nodes.md``).
+Deliberately plain loops over jobs and slots that a reader can verify by eye,
+sharing nothing with the solvers, so a bug in a method cannot hide behind the
+same bug here. On nodes it also checks every placement and the GPUs of every
+node in every slot, and computes the fragmentation (docs/nodes.md).
 """
 
 from __future__ import annotations
@@ -28,7 +25,7 @@ __all__ = ["InfeasibleScheduleError", "Metrics", "evaluate", "gain", "gap", "str
 
 @dataclass(frozen=True)
 class Metrics:
-    """Every figure of a checked schedule (the specification (docs/model.md)).
+    """Every figure of a checked schedule (docs/model.md).
 
     Attributes
     ----------
@@ -38,33 +35,20 @@ class Metrics:
         ``U``: GPU-slots doing work (inference demand plus batch) over ``G T``.
     reserved_idle
         GPU-slots reserved for inference under ``reservation`` but unused.
-    jobs_run, jobs_rejected
-        Jobs run and not run.
     weighted_mean_wait
-        Mean of ``S_j - r_j`` weighted by ``w_j`` over run jobs, in slots
-        (``nan`` when no job runs).
+        Mean of ``S_j - r_j`` weighted by ``w_j`` over run jobs (``nan``: none runs).
     total_value
         ``V`` plus the priority-weighted GPU-hours of inference served.
-    inference_gpu_slots, batch_gpu_slots, capacity_gpu_slots
-        The terms of the utilization ratio.
-    reservation
-        The reservation policy ``reserved_idle`` was computed for.
     fragmentation
-        Free GPU-slots stranded by the node split (``docs/nodes.md``): at
-        each slot where the pool as a whole has room for the smallest pending
-        job, the free GPUs of the nodes on which no pending job fits. Always
-        0 on a flat pool. Whole GPUs only: models, CPU and memory are not read.
+        Free GPU-slots stranded by the node split (docs/nodes.md); 0 on a flat pool.
     batch_gpu_milli_slots
-        ``1000 sum_j a_j p_j`` over run jobs: the GPU amount batch work used,
-        in thousandths of a GPU-slot (model version 3; ``1000 *
-        batch_gpu_slots`` before it). Utilization counts it, not
-        ``batch_gpu_slots`` (the GPU-slots busy with batch work).
+        ``1000 sum_j a_j p_j`` over run jobs: what utilization counts of batch
+        work (model version 3; ``1000 * batch_gpu_slots`` before it).
     fgd_fragmentation
-        On a version 3 instance, fragmentation in the sense of FGD (Weng et
-        al., USENIX ATC 2023; docs/model.md), in GPU-slots; ``None`` elsewhere.
+        On a version 3 instance, fragmentation in the sense of FGD (Weng et al.,
+        USENIX ATC 2023), in GPU-slots; ``None`` elsewhere.
 
-    The float figures are :func:`~instances.rounding.rounded` (float noise
-    dropped) whoever builds the object.
+    The float figures are :func:`~instances.rounding.rounded` whoever builds the object.
     """
 
     value: float
@@ -99,33 +83,19 @@ def evaluate(
 
     Parameters
     ----------
-    inst
-        The instance.
-    schedule
-        Start slots of the jobs that run.
     reservation
-        Reservation policy used for ``reserved_idle`` (``"peak"`` or ``"curve"``).
+        The policy of ``reserved_idle`` (``"peak"`` or ``"curve"``).
     enforce_reservation
-        Also require batch usage to stay within the capacity that the
-        reservation leaves (under ``"peak"``, ``G - sum_s max_t d_s[t]``; on
-        nodes, each node's GPUs less what the peak reservation withholds there).
-
-    Returns
-    -------
-    Metrics
-        Every figure of the specification (docs/model.md).
+        Also require batch work to fit in what the reservation leaves (under
+        ``"peak"`` ``G - sum_s max_t d_s[t]``, and on nodes what it withholds there).
 
     Raises
     ------
     InfeasibleScheduleError
-        Naming the first violated constraint: an unknown job, a start before
-        release, an end after deadline or horizon, a missing or invalid
-        placement (instance with nodes; job and reason named), the first slot
-        where the pool is over capacity, or the first slot and node over the
-        node's capacity (with the job that starts the overload); on version 3
-        (:mod:`instances.checker_resources`) a model, a GPU index, a GPU held
-        whole or shared beyond 1000, a withheld GPU, CPU or memory, naming the
-        job, node, GPU, slot and resource.
+        Naming the first violated constraint, the job, slot, node and amount: an
+        unknown job, a start before release, an end after deadline or horizon, an
+        invalid placement, a slot over the pool's or a node's capacity, or a
+        version 3 rule (:mod:`instances.checker_resources`).
     """
     if reservation not in ("peak", "curve"):
         raise ValueError(f"reservation: must be 'peak' or 'curve', got {reservation!r}")
@@ -262,11 +232,9 @@ def evaluate(
 
 
 def _check_placements(inst: Instance, schedule: Schedule) -> dict[str, dict[str, int]]:
-    """Each started job's placement without its counts of 0, checked valid.
-
-    Valid (the specification (docs/model.md)): counts on nodes of the instance summing to
-    ``g_j``, each at most the node's GPUs; on one node, or, for a job larger
-    than the largest node, on whole nodes only.
+    """Each started job's placement without its counts of 0, checked valid: on nodes of
+    the instance, summing to ``g_j``, on one node or (a job larger than the largest
+    node) on whole nodes.
     """
     assert inst.nodes is not None
     size = {n.name: n.gpus for n in inst.nodes}
@@ -316,10 +284,8 @@ def _check_placements(inst: Instance, schedule: Schedule) -> dict[str, dict[str,
 
 
 def _peak_withheld(inst: Instance, peaks: int) -> dict[str, int]:
-    """GPUs of each node the peak reservation withholds: ``P = min(G, peaks)`` from the end.
-
-    The last node in full, then the one before, the remainder from the node
-    where ``P`` runs out (the specification (docs/model.md)).
+    """GPUs of each node the peak reservation withholds: ``min(G, peaks)`` from the end of
+    the node list.
     """
     assert inst.nodes is not None
     left = min(inst.num_gpus, peaks)
@@ -363,25 +329,13 @@ def _check_nodes(
 
 
 def stranded_gpus(inst: Instance, schedule: Schedule) -> list[int]:
-    """Free GPUs stranded by the node split, slot by slot (``docs/nodes.md``).
-
-    :attr:`Metrics.fragmentation` is the sum of this list; both come from the
-    same function. All zeros on a flat pool.
-
-    Parameters
-    ----------
-    inst, schedule
-        A schedule of the instance; it is checked first (:func:`evaluate`).
-
-    Returns
-    -------
-    list of int
-        One entry per slot ``0 .. T - 1``.
+    """Free GPUs stranded by the node split, slot by slot (docs/nodes.md); their sum is
+    :attr:`Metrics.fragmentation`. All zeros on a flat pool.
 
     Raises
     ------
     InfeasibleScheduleError
-        If the schedule is infeasible.
+        If the schedule is infeasible (it is checked first).
     """
     evaluate(inst, schedule)
     if inst.nodes is None:
@@ -399,17 +353,13 @@ def stranded_gpus(inst: Instance, schedule: Schedule) -> list[int]:
 def _stranded(
     inst: Instance, schedule: Schedule, on_node: dict[str, list[int]], inference: list[int]
 ) -> list[int]:
-    """Free GPUs stranded by the node split at each slot (the definition is in ``docs/nodes.md``).
+    """Free GPUs stranded by the node split at each slot (the definition is in docs/nodes.md).
 
-    At slot ``t`` a job is *pending* if it is released (``r_j <= t``), has not
-    started (it starts after ``t``, or not at all) and could still start
-    (``t + p_j <= min(D_j, T)``). Inference takes free GPUs node by node, the
-    nodes with the fewest free GPUs first (ties: the later node first), as an
-    autoscaler packing replicas into the smallest holes. A node's free GPUs
-    are *usable* if some pending job fits on that node alone, or the node is
-    wholly free and the wholly free nodes together hold a pending multi-node
-    job. A slot's entry, where all free GPUs together hold the smallest
-    pending job, is the free GPUs that are not usable; elsewhere it is 0.
+    A job is pending at ``t`` if released, not started by ``t`` and still able to
+    start. Inference takes free GPUs from the nodes with the fewest first (ties:
+    the later node). A node's free GPUs are usable if some pending job fits on it
+    alone, or it is wholly free and the wholly free nodes hold a pending multi-node
+    job; where the free GPUs together hold the smallest pending job, the rest are stranded.
     """
     nodes = inst.nodes
     assert nodes is not None
@@ -461,16 +411,9 @@ def _stranded(
 
 
 def gain(method: Metrics, baseline: Metrics) -> dict[str, float | None]:
-    """Gains of a method over a baseline (normally FIFO).
-
-    Returns
-    -------
-    dict
-        ``utilization_pp``: ``100 (U_m - U_base)``, percentage points.
-        ``value_pct``: ``100 (V_m - V_base) / V_base``; ``None`` when
-        ``V_base == 0``, where the ratio is undefined.
-        ``total_value_pct``: the same for ``total_value`` (batch plus
-        inference, both priority-weighted); ``None`` when the baseline's is 0.
+    """Gains of a method over a baseline (normally FIFO): ``utilization_pp`` (percentage
+    points), ``value_pct`` and ``total_value_pct`` (percent; ``None`` where the
+    baseline's figure is 0).
     """
 
     def pct(new: float, old: float) -> float | None:
@@ -484,11 +427,8 @@ def gain(method: Metrics, baseline: Metrics) -> dict[str, float | None]:
 
 
 def gap(value: float, upper_bound: float | None) -> float | None:
-    """Relative gap ``(UB - V) / UB`` to an upper bound.
-
-    ``None`` when there is no bound; ``0`` when the value is within the
-    relative :func:`~instances.rounding.tolerance` of the bound (both zero
-    included); otherwise :func:`~instances.rounding.rounded`.
+    """Relative gap ``(UB - V) / UB`` to an upper bound: ``None`` without one, 0 within the
+    :func:`~instances.rounding.tolerance` of it, otherwise :func:`~instances.rounding.rounded`.
     """
     if upper_bound is None or (isinstance(upper_bound, float) and math.isnan(upper_bound)):
         return None

@@ -1,12 +1,10 @@
 """Reading and writing instance and schedule files (JSON).
 
-Formats: ``gpusched-instance/1`` and ``gpusched-schedule/1``; their JSON Schemas
-ship in ``instances/schema/``. Model version 2 adds two optional fields, an
-instance's ``nodes`` and a schedule's ``placement`` (the specification (docs/model.md)); a
-file without them is a version 1 file and is written byte for byte as before.
-Model version 3 adds optional fields to nodes and jobs (:mod:`instances.resources`),
-written only where they differ from their defaults, so a version 2 file is too. Every problem with a file raises
-:class:`ValueError` whose message starts with the file and names the field.
+Formats ``gpusched-instance/1`` and ``gpusched-schedule/1``, their JSON Schemas
+in ``instances/schema/``. Model versions 2 and 3 add optional fields, written
+only where they differ from their defaults, so an older file is written byte
+for byte as before. Every problem with a file raises a :class:`ValueError`
+starting with the file and naming the field.
 """
 
 from __future__ import annotations
@@ -356,8 +354,8 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     Raises
     ------
     ValueError
-        ``<file>: ...`` for a file over :data:`MAX_FILE_BYTES`, text that is
-        not UTF-8, malformed JSON, or a refused value (naming its field).
+        ``<file>: ...`` for a file over :data:`MAX_FILE_BYTES`, text that is not
+        UTF-8, malformed JSON, or a refused value (naming its field).
     OSError
         If the file cannot be opened.
     """
@@ -408,10 +406,8 @@ def load_json(path: str | os.PathLike[str], from_dict: Callable[[Any], T]) -> T:
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write a file atomically: a temporary file in the same folder, then rename.
-
-    The file gets the permissions of an ordinary new file (``0o666`` less the
-    umask), not the private ``0o600`` of a temporary file.
+    """Write a file atomically (a temporary file in the same folder, then rename), with the
+    permissions of an ordinary new file, not a temporary file's ``0o600``.
     """
     path = Path(path)
     if path.is_dir():

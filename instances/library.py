@@ -1,34 +1,11 @@
 """The benchmark library ``gpusched-lib/1``: instances with their best known schedules and bounds.
 
-A library is a folder holding ``index.json`` and the files it names, paths
-relative to the folder::
-
-    {"format": "gpusched-lib/1", "version": "2026.12", "entries": [
-      {"name": "medium-s3", "family": "medium", "source": "generate('medium', seed=3)",
-       "instance": "instances/medium-s3.json", "instance_sha256": "...",
-       "best_known": {"value": 510.69, "schedule": "schedules/medium-s3.json",
-                      "method": "milp", "date": "2026-12-01"},
-       "bound": {"value": 514.2, "date": "2026-12-01",
-                 "certificate": "bounds/medium-s3.json"}},
-      ...]}
-
-A bound is proved either by a ``gpusched-bound/1`` certificate (its
-multipliers, recomputed by :func:`instances.check_bound`) or by the solver
-run that proved it: ``"solver": {"name": "highs", "version": "1.11.0",
-"time_limit": 20.0, "status": "time_limit", "bound_method": "dual"}``.
-
-Two kinds of failure, kept apart:
-
-- the library cannot be read (the index is not JSON, an unknown format, a
-  missing or mistyped field, a file it names does not exist):
-  :func:`load_library` raises :class:`ValueError` naming the file and the field;
-- an entry does not hold (an instance file that changed, an infeasible
-  schedule, a stated value that is not the schedule's, a bound below the
-  value, a certificate whose bound does not hold): :func:`check_entry`
-  raises :class:`ValueError` naming the file and the field, and
-  :func:`verify` collects these per entry.
-
-The shipped library is :data:`LIBRARY_DIR`.
+A folder holds ``index.json`` and the files it names (the format is in
+docs/library.md). A bound is proved by a ``gpusched-bound/1`` certificate or
+by the solver run that proved it. Two failures are kept apart: a library that
+cannot be read (:func:`load_library` raises) and an entry that does not hold
+(:func:`check_entry` raises, :func:`verify` collects); both name the file and
+the field.
 """
 
 from __future__ import annotations
@@ -86,19 +63,9 @@ def content_hash(inst: Instance) -> str:
 
 @dataclass(frozen=True)
 class BoundProof:
-    """The best known upper bound and what proves it.
-
-    Attributes
-    ----------
-    value
-        The stated bound.
-    date
-        When it was found (``YYYY-MM-DD``).
-    certificate
-        Path of the ``gpusched-bound/1`` file, or ``None`` for a solver's proof.
-    solver
-        The solver run (``name``, ``version``, ``time_limit``, ``status``,
-        ``bound_method``), or ``None`` for a certificate.
+    """The best known upper bound (``value``, found on ``date``) and what proves it: a
+    certificate file, or the solver run (``name``, ``version``, ``time_limit``,
+    ``status``, ``bound_method``).
     """
 
     value: float
@@ -117,23 +84,8 @@ class BoundProof:
 
 @dataclass(frozen=True)
 class LibraryEntry:
-    """One instance of the library with its best known schedule and bound.
-
-    Attributes
-    ----------
-    name, family, source
-        The instance's name, its family and how it was made (free text).
-    instance
-        Path of the instance file.
-    instance_sha256
-        :func:`content_hash` of the instance.
-    best_value, best_schedule, best_method, best_date
-        The best known value, the schedule file that achieves it, the method
-        that found it and when.
-    bound
-        The best known upper bound and its proof.
-    where
-        ``<index file>: entries[i]``, the prefix of this entry's messages.
+    """One instance of the library with its best known schedule and bound; ``where``
+    (``<index file>: entries[i]``) prefixes this entry's messages.
     """
 
     name: str
@@ -160,8 +112,7 @@ class LibraryEntry:
         Raises
         ------
         ValueError
-            ``<file>: ...`` for an invalid instance file, or
-            ``<index>: entries[i]: instance_sha256: ...`` when the file changed.
+            For an invalid instance file, or one whose content or name changed.
         """
         inst = load(self.instance)
         if check_hash:
@@ -287,19 +238,14 @@ def _entry(root: Path, data: Any, where: str) -> LibraryEntry:
 
 
 def load_library(path: str | os.PathLike[str] | None = None) -> Library:
-    """Read a library's index and check that every file it names exists.
-
-    Parameters
-    ----------
-    path
-        The library folder, or its ``index.json`` (default: the shipped library).
+    """Read a library's index (the folder or its ``index.json``; default the shipped
+    library) and check that every file it names exists.
 
     Raises
     ------
     ValueError
-        ``<index file>: <field>: ...`` for malformed JSON, an unknown format,
-        a missing, unknown or mistyped field, two entries of one name, or a
-        file that does not exist.
+        ``<index file>: <field>: ...`` for malformed JSON, an unknown format, a
+        missing, unknown or mistyped field, two entries of one name, a missing file.
     """
     p = Path(path) if path is not None else default_library_dir()
     root = p.parent if p.name == "index.json" else p
@@ -330,13 +276,11 @@ def _rel_close(a: float, b: float) -> bool:
 
 
 def check_entry(entry: LibraryEntry, inst: Instance | None = None) -> tuple[float, float | None]:
-    """Check one entry: ``(value, recomputed)``, the schedule's checked value and ``L(lam)``.
+    """Check one entry: the instance is the indexed one, the schedule is feasible and
+    has the stated value, the bound is not below it and a certificate holds.
 
-    The instance is the indexed one (content hash), the schedule is feasible
-    (:func:`instances.evaluate`) and its value is the stated one, the bound
-    is not below that value, and a certificate's bound holds
-    (:func:`instances.check_bound`; ``recomputed`` is ``None`` for a
-    solver's proof).
+    Returns ``(value, recomputed)``: the checked value and ``L(multipliers)``
+    (``None`` for a solver's proof).
 
     Raises
     ------
@@ -385,23 +329,9 @@ def check_entry(entry: LibraryEntry, inst: Instance | None = None) -> tuple[floa
 
 @dataclass(frozen=True)
 class EntryCheck:
-    """What :func:`verify` found for one entry.
-
-    Attributes
-    ----------
-    name
-        The entry.
-    value
-        The best known schedule's value as the checker computes it (``None``
-        when it could not be checked).
-    bound
-        The stated bound.
-    recomputed
-        ``L(multipliers)`` of the certificate, or ``None``.
-    problem
-        ``""`` when the entry holds, else the error message.
-    seconds
-        Time the checks took.
+    """What :func:`verify` found for one entry: the checked value (``None`` when it could
+    not be checked), the stated bound, the certificate's ``L(multipliers)``, the
+    problem (``""`` when the entry holds) and the seconds taken.
     """
 
     name: str
@@ -441,7 +371,7 @@ def verify(path: str | os.PathLike[str] | Library | None = None) -> VerifyReport
     Raises
     ------
     ValueError
-        Only when the library itself cannot be read (:func:`load_library`).
+        Only when the library itself cannot be read.
     """
     lib = path if isinstance(path, Library) else load_library(path)
     checks = []

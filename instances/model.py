@@ -1,11 +1,8 @@
-"""The problem's vocabulary: inference services, batch jobs and instances.
+"""The problem's vocabulary: inference services, batch jobs, nodes and instances.
 
-Every object is immutable and validated when it is built. A bad field raises
-:class:`ValueError` whose message names the field and the offending value, for
-example ``jobs[3].gpus: must be <= num_gpus (8), got 12``.
-
-The arrays an :class:`Instance` derives from its fields (per job, per node,
-the capacity left for batch work) are in :mod:`.arrays`.
+Every object is immutable and validated when it is built; a bad field raises a
+:class:`ValueError` naming the field and the value (``jobs[3].gpus: must be <=
+num_gpus (8), got 12``). The arrays an :class:`Instance` derives are in :mod:`.arrays`.
 """
 
 from __future__ import annotations
@@ -57,10 +54,8 @@ SIZE_PARAMS: dict[str, tuple[int, int]] = {
 
 
 def check_size_params(params: Mapping[str, Any]) -> None:
-    """Refuse a size parameter out of range before anything is drawn or built.
-
-    A horizon of 10^9 or 10^7 jobs would otherwise take minutes and gigabytes
-    before :class:`Instance` refused it.
+    """Refuse a size parameter out of range before anything is drawn or built (a horizon
+    of 10^9 would otherwise take minutes and gigabytes first).
 
     Raises
     ------
@@ -138,16 +133,8 @@ def _check_name(where: str, x: Any) -> str:
 
 @dataclass(frozen=True)
 class Service:
-    """A real-time inference service with an elastic demand curve.
-
-    Parameters
-    ----------
-    name
-        Unique name of the service.
-    priority
-        Weight ``pi_s > 0`` of one GPU-hour of this service's demand.
-    demand
-        GPUs needed in each slot, length ``horizon``; served in full (hard).
+    """A real-time inference service: priority ``pi_s > 0`` per GPU-hour, and the GPUs it
+    needs in each slot (``demand``, length ``horizon``), served in full.
     """
 
     name: str
@@ -168,16 +155,10 @@ class Service:
 
 @dataclass(frozen=True)
 class Job:
-    """A batch job: a contiguous block of ``gpus`` GPUs for ``duration`` slots.
+    """A batch job: a contiguous block of ``gpus`` GPUs for ``duration`` slots, non-preemptive.
 
     Parameters
     ----------
-    name
-        Unique name of the job.
-    gpus
-        GPUs held while running, ``1 <= gpus <= num_gpus``.
-    duration
-        Consecutive slots, ``>= 1``. Jobs are non-preemptive.
     priority
         Weight ``w_j > 0`` of one GPU-hour of this job.
     kind
@@ -187,9 +168,9 @@ class Job:
     deadline
         Slot by which the job must have ended, or ``None`` for the horizon.
     gpu_milli, gpu_models, cpu_milli, memory_mib
-        Model version 3 (docs/model.md), on an instance with nodes only:
-        thousandths of a GPU per GPU (below 1000 only with ``gpus == 1``: a
-        *shared* job), the GPU models it accepts (``None``: any), CPU and memory.
+        Model version 3 (docs/model.md), on nodes only: thousandths of a GPU per
+        GPU (below 1000 only with ``gpus == 1``: a *shared* job), the GPU models it
+        accepts (``None``: any), CPU and memory.
     """
 
     name: str
@@ -239,20 +220,12 @@ class Job:
 
 @dataclass(frozen=True)
 class Node:
-    """A machine of the pool holding ``gpus`` GPUs (the specification (docs/model.md)).
+    """A machine of the pool holding ``gpus >= 1`` GPUs.
 
-    A batch job's GPUs share one node, or (for a job larger than the largest
-    node) take whole nodes.
-
-    Parameters
-    ----------
-    name
-        Unique name of the node.
-    gpus
-        GPUs on the node, ``>= 1``.
-    model, cpu_milli, memory_mib
-        Model version 3 (docs/model.md): the GPU model (``None``: none, which
-        matches no job that lists models), CPU and memory (``None``: unlimited).
+    A batch job's GPUs share one node or, for a job larger than the largest node,
+    take whole nodes. ``model``, ``cpu_milli`` and ``memory_mib`` are model version
+    3 (docs/model.md): the GPU model (``None`` matches no job that lists models),
+    CPU and memory (``None``: unlimited).
     """
 
     name: str
@@ -271,10 +244,8 @@ class Node:
 
 
 def subset_sums(sizes: Iterable[int], limit: int) -> int:
-    """Sums ``<= limit`` of subsets of ``sizes``, as a bit set (bit ``k`` set: ``k`` is one).
-
-    Equal sizes are grouped and split in powers of two (bounded knapsack), so
-    a pool of a thousand 8-GPU nodes costs about ten shifts, not a thousand.
+    """Sums ``<= limit`` of subsets of ``sizes``, as a bit set (bit ``k`` set: ``k`` is one);
+    equal sizes are split in powers of two, so a thousand 8-GPU nodes cost ten shifts.
     """
     counts: dict[int, int] = {}
     for s in sizes:
@@ -295,35 +266,26 @@ def subset_sums(sizes: Iterable[int], limit: int) -> int:
 class Instance(InstanceArrays):
     """A GPU pool over a horizon, shared by inference services and batch jobs.
 
-    The instance is immutable; derived arrays (``demand``, ``gpus``, ...) are
-    computed once, read-only, and can never go stale. Use
-    :func:`dataclasses.replace` (or :meth:`replace`) to derive a changed copy.
+    Immutable: its derived arrays (``demand``, ``gpus``, ...) are computed once,
+    read-only, and never go stale; :meth:`replace` derives a changed copy.
 
     Parameters
     ----------
-    name
-        Instance name (written into schedule files).
-    num_gpus
-        Pool size ``G``.
-    horizon
-        Number of slots ``T``.
+    num_gpus, horizon
+        Pool size ``G`` and number of slots ``T``.
     services
         Inference services; their summed demand never exceeds ``G``.
     jobs
-        Batch jobs, in submission-list order (FIFO breaks release ties by it).
-    slot_hours
-        Length of one slot in hours.
+        Batch jobs in submission-list order (FIFO breaks release ties by it).
     meta
-        Free-form provenance (family, seed, generator parameters); not part
-        of the model and ignored by equality.
+        Free-form provenance (family, seed, parameters), ignored by equality.
     nodes
-        The nodes the GPUs sit on (the specification (docs/model.md)), their GPUs summing
-        to ``num_gpus``; ``None`` (the default) for one flat pool.
+        The nodes the GPUs sit on, summing to ``num_gpus``; ``None``: one flat pool.
 
     Raises
     ------
     ValueError
-        On any invalid field; the message names the field and the value.
+        On any invalid field, naming the field and the value.
     """
 
     name: str

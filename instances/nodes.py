@@ -1,9 +1,5 @@
-"""Node shapes for instances: uniform nodes, an explicit list, or the real openb node mix.
-
-:func:`with_nodes` puts an instance's GPUs on nodes (the specification (docs/model.md));
-:func:`openb_node_mix` gives the node sizes of a pool of any size drawn from
-the real mix of the openb cluster (``instances/data/openb/``): nodes of 1, 2,
-4 and 8 GPUs.
+"""Node shapes for instances: uniform nodes, an explicit list, or the real openb node mix
+(nodes of 1, 2, 4 and 8 GPUs, ``instances/data/openb/``).
 """
 
 from __future__ import annotations
@@ -46,23 +42,16 @@ def uniform_nodes(num_gpus: int, node_gpus: int) -> list[int]:
 
 
 def with_nodes(inst: Instance, node_gpus: int | Sequence[int] = 8) -> Instance:
-    """The same instance with its GPUs on nodes.
+    """The same instance with its GPUs on nodes named ``node-0``, ``node-1``, ...
 
-    Parameters
-    ----------
-    inst
-        The instance (its nodes, if any, are replaced).
-    node_gpus
-        An integer: nodes of that many GPUs, in list order, and when
-        ``num_gpus`` is not a multiple of it a last, smaller node of the rest
-        (16 GPUs in nodes of 6: ``[6, 6, 4]``). A list: the nodes' GPUs, which
-        must sum to ``num_gpus``. Nodes are named ``node-0``, ``node-1``, ...
+    ``node_gpus``: an integer, nodes of that many GPUs and a last, smaller one of the
+    rest (:func:`uniform_nodes`); or a list of the nodes' GPUs, summing to ``num_gpus``.
 
     Raises
     ------
     ValueError
-        For a bad ``node_gpus``, sizes not summing to ``num_gpus``, or a job
-        with no valid placement on the nodes (naming the job).
+        For a bad ``node_gpus``, sizes not summing to ``num_gpus``, or a job with no
+        valid placement on the nodes (naming the job).
     """
     if isinstance(node_gpus, (int, np.integer)) and not isinstance(node_gpus, bool):
         sizes = uniform_nodes(inst.num_gpus, int(node_gpus))
@@ -81,12 +70,8 @@ def with_nodes(inst: Instance, node_gpus: int | Sequence[int] = 8) -> Instance:
 
 
 def describe_nodes(inst: Instance) -> str:
-    """How an instance's GPUs sit on nodes, in words, for the command line.
-
-    ``12 GPUs in one pool``; ``12 GPUs on 1 node of 8 and a last node of the 4
-    left over (12 is not a multiple of 8)`` for nodes of a size that does not
-    divide the pool (:func:`uniform_nodes`); ``12 GPUs on 3 nodes: 2 of 4, 2 of
-    2`` (largest first) for a list or the openb mix.
+    """How an instance's GPUs sit on nodes, in words, for the command line (``12 GPUs on 1
+    node of 8 and a last node of the 4 left over ...``, ``12 GPUs on 3 nodes: 2 of 4, 2 of 2``).
     """
     G = inst.num_gpus
     if inst.nodes is None:
@@ -123,14 +108,10 @@ def openb_node_counts() -> dict[int, int]:
 def openb_node_mix(num_gpus: int, seed: int = 0) -> list[int]:
     """Node sizes of a pool of exactly ``num_gpus`` GPUs in the openb cluster's mix.
 
-    The rule: each node size ``k`` has the share ``c_k k / sum c k`` of the
-    cluster's GPUs; a pool of ``G`` GPUs gets ``floor(G share_k / k)`` nodes
-    of size ``k``; the GPUs left are handed out one node at a time to the
-    size with the largest remainder ``G share_k - k n_k`` among those that
-    still fit (a 1-GPU node always does). So 256 GPUs become 25 nodes of 8,
-    3 of 4, 21 of 2 and 2 of 1. The list is then in a random order drawn
-    from ``seed`` (node order matters: FIFO fills the first nodes first, the
-    peak reservation withholds the last).
+    Each size ``k`` gets ``floor(G share_k / k)`` nodes (``share_k`` its share of
+    the cluster's GPUs); the GPUs left go one node at a time to the size with the
+    largest remainder that still fits. The list is then shuffled by ``seed`` (node
+    order matters: FIFO fills the first nodes, peak reservation withholds the last).
 
     Raises
     ------
@@ -155,24 +136,12 @@ def openb_node_mix(num_gpus: int, seed: int = 0) -> list[int]:
 
 
 def price_of_topology(flat: Any, on_nodes: Any) -> dict[str, float | None]:
-    """Price of topology from a flat result and a node result (the specification (docs/model.md)).
+    """Price of topology ``F* - N*`` (flat optimum less node optimum) from a flat and a
+    node :class:`~instances.Result` of the same instance.
 
-    Parameters
-    ----------
-    flat, on_nodes
-        :class:`~instances.Result` of the same instance without and with its
-        nodes (exact methods give both a value and an upper bound).
-
-    Returns
-    -------
-    dict
-        ``low`` and ``high`` bracket the price ``F* - N*`` (flat optimum less
-        node optimum): from ``flat.value <= F* <= flat.upper_bound`` and
-        ``on_nodes.value <= N* <= on_nodes.upper_bound``, ``low =
-        max(0, flat.value - on_nodes.upper_bound)`` (0: the flat model is a
-        relaxation) and ``high = flat.upper_bound - on_nodes.value``.
-        ``price`` is the price when ``low == high`` (both proven optimal),
-        else ``None``. A side whose bound is missing is ``None``.
+    Returns ``low = max(0, flat.value - on_nodes.upper_bound)`` and ``high =
+    flat.upper_bound - on_nodes.value`` (``None`` where a bound is missing), and
+    ``price`` when they meet (both proven optimal), else ``None``.
     """
     low = None if on_nodes.upper_bound is None else flat.value - on_nodes.upper_bound
     high = None if flat.upper_bound is None else flat.upper_bound - on_nodes.value

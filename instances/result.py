@@ -38,34 +38,20 @@ class Result:
 
     Attributes
     ----------
-    method
-        Method name, as given to ``solve``.
-    status
-        A :class:`Status`.
-    schedule
-        The schedule found (checked by :func:`instances.evaluate`).
     value
         The schedule's value ``V``, as recomputed by the checker.
     upper_bound
-        A proven upper bound on ``V`` over all feasible schedules, or ``None``
-        (heuristics).
-    runtime_s
-        Wall-clock seconds spent in the method.
+        A proven upper bound on ``V`` over all feasible schedules, or ``None``.
     metrics
         The checker's figures for the schedule.
     reservation
         The reservation policy the method used (``peak`` or ``curve``).
-    params
-        The parameters the method was called with.
-    lp_bound
-        LP-relaxation bound at the root, when an exact method computed one.
-    nodes
-        Branch-and-bound nodes, when an exact method reports them.
+    lp_bound, nodes
+        The root LP bound and the branch-and-bound nodes, when an exact method reports them.
     message
-        Free text: the error for status ``error``, notes otherwise.
+        The error for status ``error``, notes otherwise.
     bound_method
-        Where ``upper_bound`` comes from (``dual``, ``lp``, ``lagrangian``,
-        ``sum-of-values``, ...), or ``None`` without a bound.
+        Where ``upper_bound`` comes from (``dual``, ``lp``, ``lagrangian``, ...).
     """
 
     method: str
@@ -100,10 +86,8 @@ class Result:
         return self.metrics.utilization if self.metrics is not None else math.nan
 
     def to_row(self) -> dict[str, Any]:
-        """A flat ``dict`` (one pandas row): identification, bound and every metric.
-
-        Its floats are :func:`~instances.rounding.rounded`, as everywhere numbers
-        leave the library.
+        """A flat ``dict`` (one pandas row): identification, bound and every metric, its
+        floats :func:`~instances.rounding.rounded`.
         """
         row: dict[str, Any] = {
             "instance": self.schedule.instance,
@@ -127,11 +111,8 @@ class Result:
         return rounded_all(row)
 
     def to_json(self) -> dict[str, Any]:
-        """The command line's ``--json`` object (JSON-safe: no NaN).
-
-        It holds the row of :meth:`to_row`, the ``starts`` and, when the
-        schedule has one (an instance with nodes), the ``placement``: job
-        name -> node name -> GPUs, as in the schedule file.
+        """The command line's ``--json`` object: the row, the ``starts`` and, on nodes, the
+        ``placement`` as in the schedule file (JSON-safe: no NaN).
         """
         row = self.to_row()
         row["starts"] = dict(self.schedule.starts)
@@ -140,10 +121,8 @@ class Result:
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
 
     def summary(self) -> str:
-        """A short human-readable account.
-
-        An optimal status beside a gap above 0 (the solver stopped within its
-        relative ``mip_gap``) reads ``optimal within the gap tolerance``.
+        """A short human-readable account (an optimal status beside a gap above 0 reads
+        ``optimal within the gap tolerance``).
         """
         status = str(self.status)
         if self.status is Status.OPTIMAL and (self.gap or 0) > 0:

@@ -1,16 +1,12 @@
 """How numbers leave the library: one rounding rule, one tolerance, one spelling.
 
-Sums of float products carry noise in their last digits (``191.53999999999996``
-for ``191.54``). Every figure that leaves the library (the checker's
-:class:`~instances.Metrics`, :meth:`~instances.Result.to_row`, the command
-line's JSON, a sweep's rows and ``results.csv``) goes through :func:`rounded`,
-which keeps :data:`SIGNIFICANT_DIGITS` significant digits. Rounding to a fixed
-number of significant digits is monotone (``x <= y`` gives
-``rounded(x) <= rounded(y)``), so a rounded value never exceeds a rounded bound.
-
-:func:`tolerance` is the slack with which a value and a bound are compared
-(a gap of a value within it of its bound is 0); :func:`format_value` is how
-the command line prints a value or a bound.
+Every figure that leaves the library (the checker's metrics, result rows, the
+command line's JSON, a sweep's rows) goes through :func:`rounded`, which keeps
+:data:`SIGNIFICANT_DIGITS` significant digits: float noise
+(``191.53999999999996``) is dropped, and since the rounding is monotone a
+rounded value never exceeds a rounded bound. :func:`tolerance` is the slack of
+a comparison of a value with a bound; :func:`format_value` how the command line
+prints them.
 """
 
 from __future__ import annotations
@@ -35,12 +31,9 @@ RELATIVE_TOLERANCE = 1e-6
 
 
 def tolerance(value: float, floor: float = 1.0) -> float:
-    """Slack for comparing ``value`` with a bound: :data:`RELATIVE_TOLERANCE` times
-    the larger of ``|value|`` and ``floor``.
-
-    ``floor`` is the scale below which the slack stops shrinking (the MILP
-    passes the smallest positive job value, so that instances whose values are
-    all far below 1 are held to the same relative standard as the others).
+    """Slack for comparing ``value`` with a bound: :data:`RELATIVE_TOLERANCE` times the
+    larger of ``|value|`` and ``floor`` (the MILP passes its smallest job value, so
+    that tiny values are held to the same relative standard).
     """
     return RELATIVE_TOLERANCE * max(abs(value), floor)
 
@@ -53,11 +46,7 @@ def rounded(x: float) -> float:
 
 
 def rounded_all(obj: Any) -> Any:
-    """``obj`` with every float :func:`rounded`; dicts, lists and tuples are walked.
-
-    Ints, bools, strings, ``None`` and anything else are returned as they are
-    (``numpy.float64`` is a float).
-    """
+    """``obj`` with every float :func:`rounded`, dicts, lists and tuples walked."""
     if isinstance(obj, bool) or obj is None or isinstance(obj, (int, str)):
         return obj
     if isinstance(obj, float):

@@ -1,21 +1,12 @@
 """Scenarios: the inference demand a day actually brings, beside the forecast.
 
-An instance's service ``demand`` is the forecast a plan is made on; a
-:class:`Scenario` holds the actual demand of each service (docs/model.md section
-10). The file format is ``gpusched-scenario/1``::
-
-    {"format": "gpusched-scenario/1", "instance": "example",
-     "actual": {"chat": [2, 3, 3, ...]}}
-
-A scenario is checked against its instance like an instance is checked at
-the door (:meth:`Scenario.validate`): the instance's name, every service and
-no other, length ``T``, integers ``0 <= a <= G``, and the actual inference
-alone within ``G`` in every slot.
-
-:func:`scenario` draws one from a model: ``lognormal`` (autocorrelated
-multiplicative noise) or ``trace`` (the real forecast error of the shipped
-ServeGen series); :func:`trace_scenario` builds the matching pair of a
-forecast instance and the day's actual traffic.
+An instance's service ``demand`` is the forecast; a :class:`Scenario` holds the
+actual demand of each service, in the file format ``gpusched-scenario/1``
+(``{"format": ..., "instance": NAME, "actual": {"chat": [...]}}``), checked
+against its instance by :meth:`Scenario.validate`. :func:`scenario` draws one
+from a model (``lognormal`` or ``trace``); :func:`trace_scenario` builds a
+forecast instance and its actual day from the ServeGen series. The models are
+stated in docs/simulation.md.
 """
 
 from __future__ import annotations
@@ -57,23 +48,15 @@ SCENARIO_MODELS: tuple[str, ...] = ("lognormal", "trace")
 
 @dataclass(frozen=True)
 class Scenario:
-    """The actual inference demand of one instance's services.
+    """The actual demand (integers >= 0 per slot) of one instance's services.
 
-    Parameters
-    ----------
-    instance
-        Name of the instance the scenario is for.
-    actual
-        Map from service name to its actual demand per slot (integers >= 0).
-    meta
-        Provenance (model, seed, parameters); ignored by equality.
+    ``meta`` holds the provenance (model, seed, parameters), ignored by equality.
+    Whether the scenario fits its instance is :meth:`validate`'s job.
 
     Raises
     ------
     ValueError
-        For a value that is not a non-negative integer, naming the field
-        (``actual.chat[3]``). Whether the scenario fits its instance is
-        :meth:`validate`'s job.
+        For a value that is not a non-negative integer, naming the field (``actual.chat[3]``).
     """
 
     instance: str
@@ -107,16 +90,13 @@ class Scenario:
         return self.instance == other.instance and dict(self.actual) == dict(other.actual)
 
     def validate(self, inst: Instance) -> None:
-        """Check that the scenario fits ``inst``.
+        """Check that the scenario fits ``inst``: its name, every service and no other,
+        length ``T``, values ``<= G``, and the summed actual inference ``<= G`` in every slot.
 
         Raises
         ------
         ValueError
-            ``instance: ...`` for a scenario of another instance,
-            ``actual: missing service 'chat'``, ``actual["x"]: no service of
-            that name ...``, ``actual["chat"]: length must equal horizon ...``,
-            ``actual["chat"][5]: must be <= num_gpus ...`` or ``actual: summed
-            actual inference at slot 5 is 9, over num_gpus (8)``.
+            Naming the field (``instance``, ``actual``, ``actual["chat"][5]``, ...).
         """
         if self.instance != inst.name:
             raise ValueError(
@@ -176,15 +156,13 @@ class Scenario:
 
 
 def actual_instance(inst: Instance, sc: Scenario) -> Instance:
-    """The instance with each service's demand replaced by its actual demand.
-
-    The name stays the same, so schedules of ``inst`` check against it; this
-    is the instance of the clairvoyant bound.
+    """The instance with each service's demand replaced by its actual demand (the same
+    name, so schedules of ``inst`` check against it): the clairvoyant bound's instance.
 
     Raises
     ------
     ValueError
-        If the scenario does not fit the instance (see :meth:`Scenario.validate`).
+        If the scenario does not fit the instance.
     """
     sc.validate(inst)
     services = tuple(Service(s.name, s.priority, sc.actual[s.name]) for s in inst.services)
@@ -193,14 +171,8 @@ def actual_instance(inst: Instance, sc: Scenario) -> Instance:
 
 # --------------------------------------------------------------------- files
 def scenario_from_dict(data: Any, inst: Instance | None = None) -> Scenario:
-    """Build a :class:`Scenario` from a ``gpusched-scenario/1`` object.
-
-    Parameters
-    ----------
-    data
-        The parsed JSON object.
-    inst
-        When given, the scenario is also validated against it.
+    """Build a :class:`Scenario` from a ``gpusched-scenario/1`` object, validated against
+    ``inst`` when it is given.
 
     Raises
     ------
@@ -248,8 +220,9 @@ def save_scenario(sc: Scenario, path: str | os.PathLike[str]) -> None:
 
 # -------------------------------------------------------------------- models
 def _fit_pool(actual: np.ndarray, num_gpus: int) -> np.ndarray:
-    """Clip every value to ``[0, G]``, then cap the total at ``G`` slot by slot,
-    lowering the services from the last in the list to the first."""
+    """Clip every value to ``[0, G]``, then cap the total at ``G`` slot by slot, lowering
+    the services from the last in the list to the first.
+    """
     a = np.clip(actual, 0, num_gpus).astype(np.int64)
     excess = a.sum(axis=0) - num_gpus
     for k in range(a.shape[0] - 1, -1, -1):
@@ -298,22 +271,15 @@ def _series_days() -> np.ndarray:
 
 
 def trace_forecast_error(day: int, days: int = 1, history: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Forecast and actual request rates (req/s, hourly) of the shipped ServeGen series.
-
-    The forecast of an hour of day ``d`` is the mean of the same hour over the
-    previous days (all of them, or the last ``history``); the actual is day
-    ``d`` itself. ``days`` consecutive days from ``day`` are concatenated.
-
-    Returns
-    -------
-    (forecast, actual)
-        Two float arrays of length ``24 * days``.
+    """Forecast and actual request rates (req/s, hourly) of the shipped ServeGen series:
+    the forecast of an hour of day ``d`` is the mean of that hour over the previous days
+    (or the last ``history``), the actual is day ``d``; ``days`` days from ``day``.
 
     Raises
     ------
     ValueError
-        ``day: ...`` when ``day < 1`` (no previous day) or the days run past
-        the series (14 days), ``history: ...`` when it is not a positive integer.
+        ``day: ...`` without a previous day or past the 14-day series,
+        ``history: ...`` when it is not a positive integer.
     """
     series = _series_days()
     n = series.shape[0]
@@ -354,42 +320,21 @@ _MODELS: dict[str, Callable[..., tuple[np.ndarray, dict[str, Any]]]] = {
 def scenario(inst: Instance, model: str = "lognormal", seed: int = 0, **params: Any) -> Scenario:
     """Draw the actual demand of a day from a model of forecast error.
 
-    The instance's demand ``f_s[t]`` is the forecast. Every model gives a real
-    value ``x_s[t]``, rounded to the nearest integer (halves to even), clipped
-    to ``[0, G]``; then where the services' total is over ``G`` it is capped at
-    ``G``, lowering the services from the last in the list to the first, so
-    inference alone always fits in the pool.
-
-    Models
-    ------
-    ``lognormal`` (``sigma=0.2``, ``rho=0.5``, ``mean_one=True``)
-        ``x_s[t] = f_s[t] * exp(eps_s[t] - c)`` with, for each service
-        independently, the stationary Gaussian AR(1) process
-        ``eps[0] = sigma z[0]``, ``eps[t] = rho eps[t-1] + sigma sqrt(1 - rho^2) z[t]``
-        (``z`` standard normal), so ``Var eps[t] = sigma^2`` and
-        ``corr(eps[t], eps[t-1]) = rho``; ``c = sigma^2 / 2`` when ``mean_one``
-        (then ``E exp(eps - c) = 1``: the forecast is the mean), else ``c = 0``
-        (the forecast is the median). ``sigma >= 0``, ``-1 <= rho <= 1``.
-    ``trace`` (``day=7``, ``history=None``)
-        The real forecast error of the shipped ServeGen series (ServeGen,
-        alibaba/ServeGen, Apache License 2.0, hourly means of
-        :func:`instances.servegen.servegen_hourly_rps`): ``x_s[t] = f_s[t] *
-        actual[h] / forecast[h]`` with ``h`` the hour of slot ``t`` counted
-        from day ``day``, ``forecast[h]`` the mean of the same hour over the
-        previous days (or the last ``history``) and ``actual[h]`` the day
-        itself (see :func:`trace_forecast_error`). Draws nothing: ``seed`` is
-        ignored. To replay the trace itself, forecast and actual both in GPUs,
-        use :func:`trace_scenario`.
+    Each model gives a real value per service and slot, rounded (halves to even),
+    clipped to ``[0, G]``, the total then capped at ``G`` (last service lowered
+    first), so inference alone always fits. ``lognormal`` (``sigma=0.2``,
+    ``rho=0.5``, ``mean_one=True``) multiplies the forecast by ``exp`` of a
+    stationary Gaussian AR(1) (less ``sigma^2 / 2`` with ``mean_one``: the forecast
+    is then the mean); ``trace`` (``day=7``, ``history=None``) applies the real
+    forecast error of the shipped ServeGen series (:func:`trace_forecast_error`)
+    and draws nothing. The formulas are in docs/simulation.md.
 
     Parameters
     ----------
-    inst
-        The instance; its demand is the forecast.
     model
         One of :data:`SCENARIO_MODELS`.
     seed
-        Seed of the random stream; the same instance, model, seed and
-        parameters give the same scenario.
+        The same instance, model, seed and parameters give the same scenario.
     **params
         The model's parameters.
 
@@ -426,15 +371,10 @@ def trace_scenario(
 ) -> tuple[Instance, Scenario]:
     """A forecast instance and its actual day, both from the ServeGen series.
 
-    The batch jobs are those of family ``trace-servegen`` for one day with
-    ``start_day=day`` and ``seed`` (``instances.generate``; ``params`` go to
-    the family). The instance's service demand is then replaced by the
-    forecast, ``ceil(forecast[h] / throughput_rps)`` GPUs, with ``forecast[h]``
-    the mean rate of hour ``h`` over the previous days (or the last
-    ``history``); the scenario's actual is the day itself,
-    ``ceil(rate[h] / throughput_rps)`` (exactly the demand of the family's
-    instance), capped at ``num_gpus``. The instance is named
-    ``<family instance>-forecast``.
+    The batch jobs are family ``trace-servegen``'s for one day (``start_day=day``,
+    ``seed``; ``params`` go to the family); the service's demand becomes the
+    forecast ``ceil(forecast[h] / throughput_rps)`` (instance named
+    ``<family instance>-forecast``), the scenario's actual the day itself.
 
     Raises
     ------

@@ -62,35 +62,25 @@ def _rows(
 
 @dataclass(frozen=True)
 class Schedule:
-    """Start slots for the jobs that run; jobs not listed are not run.
+    """Start slots for the jobs that run (jobs not listed are not run) and, on nodes, where.
 
     Parameters
     ----------
-    instance
-        Name of the instance the schedule is for.
     starts
-        Map from job name to its start slot (an ``int``).
+        Job name -> start slot.
     placement
-        For an instance with nodes: map from job name to a map from node name
-        to the number of GPUs the job holds there (the specification (docs/model.md)).
-        Empty (the default) for a flat pool. A list of GPU indices given here
-        (as a schedule file does) is moved to ``indices``.
+        On nodes: job name -> node name -> GPUs held there (empty on a flat pool).
+        Lists of GPU indices given here (as in a schedule file) move to ``indices``.
     indices
-        Model version 3: map from job name to a map from node name to the
-        GPU indices the job holds there (kept as sorted tuples); each entry
-        also gives ``placement`` its count. One schedule uses one form:
-        counts, or index lists.
+        Model version 3: job name -> node name -> the GPU indices held (sorted);
+        they give ``placement`` its counts. One schedule uses counts or index lists.
 
     Raises
     ------
     ValueError
-        If a job or node name is not a non-empty string, a start is not an
-        integer slot in ``[0, MAX_HORIZON)`` (no instance has a later slot),
-        a GPU count of a placement is not an integer in ``[0, MAX_GPUS]``, a
-        GPU index is not an integer in ``[0, MAX_GPUS)`` or is listed twice,
-        or the schedule mixes counts and index lists (counts of 0 and empty
-        lists aside). Whether the schedule is *feasible* is
-        :func:`instances.evaluate`'s job.
+        For a name that is not a non-empty string, a start outside ``[0,
+        MAX_HORIZON)``, a GPU count outside ``[0, MAX_GPUS]``, a bad or repeated GPU
+        index, or both forms of placement. Feasibility is :func:`instances.evaluate`'s job.
     """
 
     instance: str
@@ -174,20 +164,11 @@ class Schedule:
 
     @classmethod
     def from_array(cls, inst: Any, start: np.ndarray, place: np.ndarray | None = None) -> Schedule:
-        """Build a schedule from a per-job start array (``-1`` means not run).
+        """Build a schedule from a per-job start array (``-1``: not run).
 
-        Parameters
-        ----------
-        inst
-            The :class:`~instances.Instance` whose job order the arrays follow.
-        start
-            Integer array of length ``num_jobs``.
-        place
-            For an instance with nodes, the placement array of
-            :meth:`to_placement_array`: row ``j`` holds the positions of the
-            nodes job ``j`` runs on, padded with ``-1``. One node: the job
-            holds its ``g_j`` GPUs there; several: it holds each in full.
-            Rows of jobs not run are ignored.
+        ``place``, on nodes, is a placement array (:meth:`to_placement_array`): row
+        ``j`` holds job ``j``'s node positions padded with ``-1``; on one node the job
+        holds its ``g_j`` GPUs, on several each in full.
         """
         start = np.asarray(start)
         if start.shape != (inst.num_jobs,):
@@ -218,10 +199,8 @@ class Schedule:
         Raises
         ------
         ValueError
-            If the schedule names a job the instance does not have (in
-            ``starts`` or in ``placement``), or gives a GPU count where the
-            instance has a shared job (model version 3: every placement
-            lists GPU indices there).
+            For a job the instance does not have, or a GPU count where the instance
+            has a shared job (model version 3: placements then list GPU indices).
         """
         out = np.full(inst.num_jobs, -1, dtype=np.int64)
         index = inst.job_index
@@ -242,18 +221,14 @@ class Schedule:
         return out
 
     def to_placement_array(self, inst: Any) -> np.ndarray:
-        """The placement as an array: row ``j`` lists job ``j``'s node positions, ``-1`` padded.
-
-        Shape ``(num_jobs, inst.max_span)``, int64, each row's positions in
-        ascending order, counts of 0 left out. Rows of jobs without a
-        placement are all ``-1``. Validity (counts summing to ``g_j``, whole
-        nodes) is :func:`instances.evaluate`'s job.
+        """The placement as an array ``(num_jobs, inst.max_span)``: row ``j`` lists job ``j``'s
+        node positions ascending, ``-1`` padded (all ``-1`` without a placement).
 
         Raises
         ------
         ValueError
-            For a job or a node the instance does not have, or a job on more
-            nodes than any valid placement uses.
+            For a job or node the instance does not have, or a job on more nodes than
+            any valid placement uses.
         """
         width = inst.max_span
         out = np.full((inst.num_jobs, width), -1, dtype=np.int64)
@@ -292,10 +267,8 @@ class Schedule:
 
 
 def count_form_problem(inst: Any, schedule: Schedule) -> str | None:
-    """Why a count-form placement is refused on ``inst``, or ``None``.
-
-    On an instance with a shared job (model version 3) every placement of a
-    started job lists GPU indices; the message names the first count given.
+    """Why a count-form placement is refused on ``inst`` (one with a shared job, where
+    every placement lists GPU indices), or ``None``.
     """
     if not shares_gpus(inst):
         return None

@@ -8,21 +8,10 @@ __all__ = ["InfeasibleScheduleError"]
 class InfeasibleScheduleError(ValueError):
     """A schedule violates a constraint of the model.
 
-    Attributes
-    ----------
-    job
-        Name of the job involved, if one is.
-    slot
-        Slot of the violation, if one applies.
-    amount
-        By how much the constraint is violated (GPUs, slots, or units of the resource).
-    node
-        Name of the node involved, if one is (model version 2 and 3).
-    gpu
-        Index of the GPU on that node, if one is (model version 3).
-    resource
-        The resource whose rule is violated, if one is: ``"gpu"`` (a GPU
-        held whole), ``"gpu_milli"``, ``"model"``, ``"cpu_milli"`` or ``"memory_mib"``.
+    Its attributes say where, when known: the ``job``, ``slot``, ``node`` and
+    ``gpu`` (an index on that node), the ``amount`` of the violation, and the
+    ``resource`` whose rule is broken (``"gpu"``, ``"gpu_milli"``, ``"model"``,
+    ``"cpu_milli"`` or ``"memory_mib"``).
     """
 
     def __init__(

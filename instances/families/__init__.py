@@ -1,16 +1,10 @@
 """Seeded, deterministic instance families: the registry.
 
-``generate(family, seed)`` gives the same :class:`~instances.Instance` (and so
-the same file bytes) for the same family, seed and parameters. Every random
-draw comes from one :class:`numpy.random.Generator` seeded with the seed and
-the family's name. The generators are in :mod:`.catalogue`, their building
-blocks (job sizes by kind, daily curves, job draws) in :mod:`.generators`,
-and the real traffic of ``trace-servegen`` in :mod:`instances.servegen`.
-
-Every family takes a node shape (``node_gpus``, the specification (docs/model.md)): the
-family draws its instance as always, then :func:`instances.with_nodes` puts
-its GPUs on nodes. Without ``node_gpus`` the instance (and its file) is the
-flat one of version 1.
+``generate(family, seed)`` gives the same instance (and file bytes) for the
+same family, seed and parameters: every draw comes from one generator seeded
+with the seed and the family's name. The generators are in :mod:`.catalogue`,
+their building blocks in :mod:`.generators`. Every family takes a node shape
+(``node_gpus``); without one the instance is the flat one of version 1.
 """
 
 from __future__ import annotations
@@ -87,32 +81,25 @@ def generate(
     family
         A key of :data:`FAMILIES`.
     seed
-        Seed of the random stream; the same family, seed and parameters give
-        the same instance.
+        The same family, seed and parameters give the same instance.
     node_gpus
-        The node shape (``None``: one flat pool). An integer: nodes of that
-        many GPUs, the last one smaller when the pool is not a multiple of it
-        (:func:`instances.with_nodes`); a list: the nodes' GPUs, summing to
-        the pool; ``"openb"``: the real node mix of the openb cluster sampled
-        to the pool (:func:`instances.openb_node_mix`), its node order drawn
-        from ``seed``. The jobs are the flat instance's, unchanged.
+        The node shape (``None``: one flat pool): an integer (:func:`instances.with_nodes`),
+        a list of node sizes summing to the pool, or ``"openb"`` (the openb node mix
+        sampled to the pool, its order from ``seed``). The jobs stay the flat ones.
     **params
-        Family parameters (``num_jobs``, ``num_gpus``, ...) overriding the
-        defaults that the seed would draw.
+        Family parameters (``num_jobs``, ``num_gpus``, ...) overriding what the seed draws.
 
     Returns
     -------
     Instance
-        Named ``<family>-s<seed>`` (with the parameters, and last the node
-        shape as ``-node_gpus<shape>``), with the family, seed, parameters
-        and node shape in ``meta``.
+        Named ``<family>-s<seed>`` (then the parameters, and ``-node_gpus<shape>``),
+        with the family, seed, parameters and node shape in ``meta``.
 
     Raises
     ------
     ValueError
-        For an unknown family, a negative seed or a bad parameter; for a bad
-        node shape (a size below 1, sizes not summing to the pool, a job with
-        no valid placement on the nodes) the message starts with ``node_gpus``.
+        For an unknown family, a negative seed or a bad parameter; a bad node shape
+        is named ``node_gpus``.
     """
     if family not in GENERATORS:
         raise ValueError(f"family: unknown family {family!r}; known: {', '.join(GENERATORS)}")
@@ -173,11 +160,8 @@ def shape_text(shape: int | Sequence[int] | str) -> str:
 
 
 def node_shape_label(inst: Instance) -> str:
-    """The node shape an instance was generated with (``""`` for a flat pool).
-
-    ``8``, ``8,4,2,2`` or ``openb`` for a generated instance on nodes; for
-    one with nodes from elsewhere (a file, a trace), its node sizes joined by
-    commas.
+    """The node shape an instance was generated with (``8``, ``8,4,2,2``, ``openb``; ``""``
+    flat), or, for nodes from elsewhere (a file, a trace), its node sizes.
     """
     if inst.nodes is None:
         return ""

@@ -1,9 +1,6 @@
-"""The named instance families: one generator per family.
-
-Each generator takes the family's random stream first and its parameters as
-keywords; the first paragraph of its docstring is the family's one-line
-description (:data:`instances.FAMILIES`), so it is written as plain text.
-Defaults are drawn by the seed unless a parameter overrides them.
+"""The named instance families: one generator per family, the family's random stream
+first and its parameters as keywords; the first paragraph of a generator's
+docstring is the family's description (:data:`instances.FAMILIES`), plain text.
 """
 
 from __future__ import annotations
@@ -254,11 +251,8 @@ OPENB_INFERENCE_SHARE = 0.3
 
 
 def contention(inst: Instance) -> float:
-    """Batch demand over the capacity inference leaves: ``sum_j g_j p_j / sum_t (G - sum_s d_s[t])``.
-
-    Above 1 the jobs cannot all run in the horizon whatever the schedule; far
-    below 1 nearly any schedule runs them all. Infinite when inference takes
-    the whole pool in every slot.
+    """Batch demand over the capacity inference leaves, ``sum_j g_j p_j / sum_t (G - sum_s
+    d_s[t])``: above 1 the jobs cannot all run; infinite when inference takes everything.
     """
     demand = sum(j.gpus * j.duration for j in inst.jobs)
     left = inst.num_gpus * inst.horizon - int(inst.total_demand.sum())

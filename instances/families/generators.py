@@ -1,8 +1,5 @@
-"""Building blocks of the families: job sizes by kind, daily demand curves, job draws.
-
-Every draw takes a :class:`numpy.random.Generator` and works on arrays, so a
-family of 10,000 jobs builds in well under a second, and the same stream gives
-the same jobs.
+"""Building blocks of the families: job sizes by kind, daily demand curves, job draws,
+each on arrays from one :class:`numpy.random.Generator` (the same stream, the same jobs).
 """
 
 from __future__ import annotations
@@ -19,18 +16,9 @@ __all__ = ["KIND_SPECS", "KindSpec", "daily_curve", "draw_jobs", "expected_job_a
 
 @dataclass(frozen=True)
 class KindSpec:
-    """How jobs of one kind are drawn.
-
-    Attributes
-    ----------
-    gpus, gpus_p
-        GPU counts and their probabilities.
-    hours
-        Duration range in hours (uniform), turned into slots by ``slot_hours``.
-    priority
-        Priority range (uniform, rounded to two decimals).
-    prefix
-        Job-name prefix (``train-3``).
+    """How jobs of one kind are drawn: GPU counts and their probabilities, a duration range
+    in hours and a priority range (both uniform; priorities rounded to two decimals),
+    and the job-name prefix (``train-3``).
     """
 
     gpus: tuple[int, ...]
@@ -61,11 +49,9 @@ def daily_curve(
     noise: float = 0.0,
     rng: np.random.Generator | None = None,
 ) -> np.ndarray:
-    """An integer daily demand curve: lowest at ``trough_hour``, highest at ``peak_hour``.
-
-    Piecewise linear through the trough, the peak and a shoulder in the evening,
-    repeated every 24 hours, rounded to whole GPUs and clipped to
-    ``[trough, peak]``. Optional multiplicative noise (``rng`` required).
+    """An integer daily demand curve, lowest at ``trough_hour``, highest at ``peak_hour``:
+    piecewise linear through trough, peak and an evening shoulder, every 24 hours,
+    rounded and clipped to ``[trough, peak]``, with optional multiplicative noise.
 
     Raises
     ------
@@ -110,27 +96,23 @@ def draw_jobs(
 
     Parameters
     ----------
-    rng
-        The family's random stream (the order of draws fixes the jobs).
-    n
-        Number of jobs.
     mix
         Kind -> share of the jobs.
     num_gpus, horizon, slot_hours
-        The pool: GPU counts are capped at ``num_gpus``, durations at ``horizon``.
+        GPU counts are capped at ``num_gpus``, durations at ``horizon``.
     release_hours
         Jobs are submitted over the first ``release_hours`` hours.
     gpu_scale
         Multiplier of every GPU count (large pools).
     deadline_fraction, deadline_slack
-        Share of jobs with a deadline, at ``release + duration * slack`` for a
-        slack drawn uniformly in the given range.
+        Share of jobs with a deadline, at ``release + duration * slack`` (slack
+        uniform in the range).
     priority_scale
         Kind -> multiplier of its priorities.
     bursts
         If positive, releases gather around this many burst slots.
     specs
-        Overrides of :data:`KIND_SPECS` for some kinds.
+        Overrides of :data:`KIND_SPECS`.
     """
     specs = {**KIND_SPECS, **(specs or {})}
     kinds = [k for k in JOB_KINDS if mix.get(k, 0.0) > 0]

@@ -1,13 +1,9 @@
 """The ``openb-shares`` family: generated jobs of the openb pods' real shapes, with a stated share mix.
 
-The openb trace (Alibaba cluster-trace-gpu-v2023, shipped in
-``instances/data/openb/``) gives the shapes: of its 7,064 pods with GPUs,
-3,078 (43.6%) ask a share of one GPU (``gpu_milli`` below 1000). The family
-draws a pool on the openb node mix, each node a real openb node of its size
-(model, CPU, memory), and jobs whose GPUs, ``gpu_milli``, CPU, memory and
-priority (by ``qos``) are those of a real pod, a share ``shared`` of them
-from the shared pods; durations and releases are drawn, since the pods'
-lifetimes (days) do not fit a one-day horizon.
+Of the openb trace's 7,064 pods with GPUs, 3,078 (43.6%) ask a share of one
+GPU. The family draws a pool of real openb nodes (model, CPU, memory) and jobs
+of real pod shapes, a share ``shared`` of them shared; durations and releases
+are drawn, since the pods' lifetimes (days) do not fit a one-day horizon.
 """
 
 from __future__ import annotations

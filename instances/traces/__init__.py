@@ -1,11 +1,8 @@
-"""Trace import: real cluster logs as instances (the specification (docs/model.md)).
+"""Trace import: real cluster logs as instances (the rules are in docs/traces.md).
 
-:func:`from_trace` reads a trace file in one of :data:`FORMATS` and applies
-the same rules to every format, so two tools importing the same file agree:
-the window, the slot grid, each job's release, duration and GPUs, the skip
-reasons counted in ``meta["import"]``. Files are streamed, never loaded
-whole. The openb pod and node lists ship with the package
-(:func:`shipped`, or the path ``"openb:default"``).
+:func:`from_trace` applies the same rules to every format of :data:`FORMATS`,
+so two tools importing one file agree; files are streamed. The openb pod and
+node lists ship with the package (:func:`shipped`, or ``"openb:default"``).
 """
 
 from __future__ import annotations
@@ -49,10 +46,8 @@ _SHIPPED = {
 
 def shipped(name: str = "openb:default") -> Path:
     """Path of a shipped trace file: ``"openb:default"`` (the 8,152 pods of
-    cluster-trace-gpu-v2023) or ``"openb:nodes"`` (its 1,213 GPU nodes).
-
-    The data are Alibaba's (cluster-trace-gpu-v2023); see ``instances/data/openb/README.md``
-    for the attribution and terms.
+    cluster-trace-gpu-v2023) or ``"openb:nodes"`` (its 1,213 GPU nodes); the
+    attribution and terms are in ``instances/data/openb/README.md``.
     """
     if name not in _SHIPPED:
         raise ValueError(f"shipped: unknown name {name!r}; known: {', '.join(_SHIPPED)}")
@@ -84,71 +79,53 @@ def from_trace(
     progress: bool | None = None,
     resources: str = "gpus",
 ) -> Instance:
-    """Import one window of a trace file as an instance.
+    """Import one window of a trace file as an instance (the rules: docs/traces.md).
 
     Parameters
     ----------
     format
         A key of :data:`FORMATS`.
     path
-        The trace file (``"openb:default"`` for the shipped openb pods; for
-        ``pai`` the job table or a folder holding both tables).
+        The trace file (``"openb:default"``: the shipped pods; ``pai``: the job
+        table or a folder holding both tables).
     start
-        Window start in the trace's seconds (a date-time text is accepted for
-        philly and helios); default the earliest submit time in the file.
-    hours
-        Window length; the horizon is ``ceil(3600 * hours / L)`` slots.
-    slot_minutes
-        Slot length; ``L = 60 * slot_minutes`` seconds.
+        Window start in the trace's seconds (philly and helios take a date-time
+        too); default the earliest submit.
+    hours, slot_minutes
+        Window and slot length; ``T = ceil(3600 hours / (60 slot_minutes))``.
     num_gpus
-        Pool size. With ``nodes``, the part of the node list taken
-        (:func:`select_nodes`); default all of it. Without nodes, default the
-        largest GPU count among the window's jobs.
+        Pool size; with ``nodes``, the part of the node list taken
+        (:func:`select_nodes`). Default: all the nodes, else the largest job.
     nodes
-        A node list: an openb node CSV (``"openb:nodes"`` for the shipped one)
-        or ``(name, gpus)`` pairs. A job with no valid placement on it is
-        skipped as ``too_large``.
+        An openb node CSV (``"openb:nodes"``) or ``(name, gpus)`` pairs.
     priorities
-        Class value -> priority, for the format's class field (swf queue
-        number, openb qos, philly and helios vc, pai user); classes not listed
-        take 1.0. Default: openb LS 4, Guaranteed 3, Burstable 2, BE 1; every
-        other format 1.0 for all jobs.
+        Class value -> priority (the format's class field); default openb's qos
+        mapping, 1.0 for every other format.
     service
         ``SERIES:SHARE[:PRIORITY]``: an inference curve from a shipped series
-        (``servegen``) whose peak asks ``ceil(SHARE * num_gpus)`` GPUs.
-    max_jobs
-        Keep at most this many jobs, the first in submit order.
-    skip_bad
-        Skip malformed records and count them (``meta["import"]["skipped"]["bad"]``)
-        instead of raising.
-    procs_per_gpu
-        swf only: processors per GPU.
-    tasks
-        pai only: the task table (default ``pai_task_table.csv`` beside the job table).
+        whose peak asks ``ceil(SHARE * num_gpus)`` GPUs.
+    max_jobs, skip_bad
+        Keep the first ``max_jobs`` in submit order; skip and count malformed
+        records instead of raising.
+    procs_per_gpu, tasks
+        swf: processors per GPU; pai: the task table (default beside the job table).
     progress
-        Show a progress bar: ``None`` on files of 64 MiB or more when standard
-        error is a terminal.
+        A progress bar (``None``: on files of 64 MiB or more, on a terminal).
     resources
-        ``"gpus"`` (default): GPU counts only, section 9 as it stands.
-        ``"full"`` (openb, with ``nodes``; model version 3): the pods keep
-        ``gpu_milli``, ``gpu_spec`` as ``gpu_models``, ``cpu_milli`` and
-        ``memory_mib``, and the nodes of a node CSV their ``model``,
-        ``cpu_milli`` and ``memory_mib``; a pod with no valid placement on
-        the empty cluster (GPUs, model, CPU, memory) is skipped as
-        ``too_large``.
+        ``"gpus"`` (GPU counts only) or ``"full"`` (openb with nodes, model
+        version 3: shares, GPU models, CPU and memory of pods and nodes).
 
     Returns
     -------
     Instance
-        Jobs in submit order (ties by file order), named by the trace's ids,
-        with ``meta["import"]`` holding the options, the records read, the
-        jobs kept and the skipped records by reason (:data:`REASONS` and ``bad``).
+        Jobs in submit order named by the trace's ids, ``meta["import"]`` holding
+        the options, the records read, the jobs kept and the skips by reason.
 
     Raises
     ------
     ValueError
-        For an unknown format, a bad option, a malformed record (naming the
-        file, the line and the field), or a file with no usable job.
+        For an unknown format, a bad option, a malformed record (naming the file,
+        the line and the field), or a file with no usable job.
     """
     if format not in FORMATS:
         raise ValueError(f"format: unknown trace format {format!r}; known: {', '.join(FORMATS)}")

@@ -1,9 +1,8 @@
-"""The rules of trace import shared by every format (the specification (docs/model.md)).
+"""The rules of trace import shared by every format (docs/traces.md).
 
-A reader parses its file into :class:`Records` (numpy columns, file order)
-and hands them to an :class:`Importer`, which keeps only the records inside
-the window, accounts for every record under the first skip reason that
-applies, and builds the :class:`~instances.Instance`.
+A reader parses its file into :class:`Records` and hands them to an
+:class:`Importer`, which keeps the records inside the window, counts every
+other under the first skip reason that applies, and builds the instance.
 """
 
 from __future__ import annotations
@@ -442,12 +441,9 @@ def parse_service(spec: str) -> tuple[str, float, float]:
 
 
 def service_curve(spec: str, num_gpus: int, horizon: int, slot_seconds: float) -> Service:
-    """The inference service of ``spec`` over the window.
-
-    The series' hour 0 is the window's start (repeated past its end). A slot's
-    rate is the largest hourly rate it overlaps; its demand is
-    ``ceil(share * num_gpus * rate / peak)`` with ``peak`` the largest slot
-    rate in the window, so the peak slot asks ``ceil(share * num_gpus)`` GPUs.
+    """The inference service of ``spec`` over the window: a slot's demand is
+    ``ceil(share * num_gpus * rate / peak)``, its rate the largest hourly rate it
+    overlaps (the series' hour 0 at the window's start, repeated past its end).
     """
     series, share, prio = parse_service(spec)
     name, load = SERIES[series]

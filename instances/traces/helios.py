@@ -1,10 +1,5 @@
-"""HeliosData ``cluster_log.csv`` (SenseTime Helios clusters, SC '21).
-
-Columns used: ``job_id`` (the job's name), ``gpu_num`` (its GPUs),
-``submit_time`` (a date-time ``YYYY-MM-DD HH:MM:SS``, read as UTC seconds;
-plain seconds are accepted too), ``duration`` (run time in seconds, the
-trace's ``end_time - start_time``), and ``vc`` (the class field, read only
-when a priority mapping is given). ``state`` is not a reason to skip.
+"""HeliosData ``cluster_log.csv`` (SenseTime Helios clusters, SC '21); the columns read
+are in docs/traces.md.
 """
 
 from __future__ import annotations

@@ -20,16 +20,13 @@ NodeList = list[tuple[str, int]]
 
 
 def read_nodes(path: str | os.PathLike[str]) -> NodeList:
-    """Read an openb node CSV (columns ``sn`` and ``gpu``; the others are ignored).
-
-    Nodes with 0 GPUs hold nothing of the GPU pool and are left out.
+    """Read an openb node CSV (columns ``sn`` and ``gpu``), leaving out nodes with 0 GPUs.
 
     Raises
     ------
     ValueError
-        Naming the file, the line and the field: an empty file, a missing
-        column, a GPU count that is not an integer >= 0, a repeated name, or no
-        node with a GPU.
+        Naming the file, the line and the field: an empty file, a missing column,
+        a bad GPU count, a repeated name, or no node with a GPU.
     """
     p = os.fspath(path)
     out: NodeList = []
@@ -78,17 +75,14 @@ def read_nodes(path: str | os.PathLike[str]) -> NodeList:
 def read_node_resources(
     path: str | os.PathLike[str],
 ) -> dict[str, tuple[str | None, int | None, int | None]]:
-    """The ``model``, ``cpu_milli`` and ``memory_mib`` of each node of an openb node CSV.
-
-    For an import with ``resources="full"`` (model version 3). A column the
-    file lacks, or an empty field, gives ``None`` (no model; unlimited).
-    Nodes with 0 GPUs are left out, as in :func:`read_nodes`.
+    """The ``model``, ``cpu_milli`` and ``memory_mib`` of each node of an openb node CSV
+    (``resources="full"``); a missing column or empty field gives ``None``.
 
     Raises
     ------
     ValueError
-        Naming the file, the line and the field, for a CPU or memory that is
-        not an integer >= 0.
+        Naming the file, the line and the field, for a CPU or memory that is not an
+        integer >= 0.
     """
     p = os.fspath(path)
     out: dict[str, tuple[str | None, int | None, int | None]] = {}
@@ -154,28 +148,15 @@ def _earliest_subset(sizes: Sequence[int], target: int) -> list[int] | None:
 def select_nodes(
     nodes: Sequence[tuple[str, int]], num_gpus: int, source: str | None = None
 ) -> NodeList:
-    """The nodes that make a pool of exactly ``num_gpus`` GPUs, in list order.
-
-    The rule, deterministic and keeping the list's mix of node sizes:
-
-    1. *Quota by size.* Nodes of ``s`` GPUs hold ``G_s`` of the list's ``N``
-       GPUs; their quota is ``q_s = num_gpus * G_s / N`` GPUs, and
-       ``k_s = floor(q_s / s)`` of them are taken.
-    2. *Remainder.* While ``R = num_gpus - sum_s k_s s > 0``, one more node is
-       taken of the size, among those with ``s <= R`` and a node left, whose
-       quota is least used (largest ``q_s - k_s s``; ties: the larger size).
-    3. *Which nodes.* Of the ``n_s`` nodes of size ``s`` (in list order),
-       those at positions ``floor((i + 1/2) n_s / k_s)``, ``i = 0..k_s-1``:
-       spread evenly along the list.
-    4. If step 2 finds no size that fits ``R``, the pool is instead the set
-       of whole nodes summing to ``num_gpus`` whose sorted positions in the
-       list are lexicographically smallest; if there is none, an error.
+    """The nodes that make a pool of exactly ``num_gpus`` GPUs, in list order, keeping the
+    list's mix of sizes: a quota by size, the remainder to the least used quota, the
+    nodes of each size spread along the list, else the lexicographically smallest
+    set of whole nodes (the rule is in docs/traces.md).
 
     Raises
     ------
     ValueError
-        When ``num_gpus`` exceeds the list's GPUs or no set of whole nodes sums
-        to it (a pool smaller than the smallest node, 12 GPUs of 8-GPU nodes).
+        When ``num_gpus`` exceeds the list's GPUs or no set of whole nodes sums to it.
     """
     _check_list(nodes)
     where = f" of {source}" if source else ""

@@ -1,16 +1,8 @@
-"""Alibaba cluster-trace-gpu-v2023 (openb) pod CSV.
+"""Alibaba cluster-trace-gpu-v2023 (openb) pod CSV; the columns read are in docs/traces.md.
 
-Columns used: ``name`` (the job's name), ``num_gpu`` (its GPUs), ``qos``
-(the class field), ``creation_time`` (submit), ``scheduled_time`` and
-``deletion_time`` (run time ``deletion - scheduled``, or ``deletion -
-creation`` where ``scheduled_time`` is empty). ``pod_phase`` is not used.
-
-With ``resources="gpus"`` (the default, section 9) a ``gpu_milli`` share
-below 1000 still takes one whole GPU, and ``gpu_milli``, ``gpu_spec`` and
-the CPU and memory columns are not read. With ``resources="full"`` (model
-version 3) they are kept: ``gpu_milli`` (empty: 1000), ``gpu_spec`` as
-``gpu_models`` (``|``-separated; empty: any model), ``cpu_milli`` and
-``memory_mib``.
+With ``resources="gpus"`` a ``gpu_milli`` share below 1000 takes one whole GPU;
+with ``resources="full"`` (model version 3) ``gpu_milli``, ``gpu_spec`` (as
+``gpu_models``), ``cpu_milli`` and ``memory_mib`` are kept.
 """
 
 from __future__ import annotations

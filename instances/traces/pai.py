@@ -1,22 +1,9 @@
 """Alibaba cluster-trace-gpu-v2020 (PAI): ``pai_job_table`` with ``pai_task_table``.
 
-The trace ships both tables as CSV files without a header (the column names
-are in separate ``.header`` files); a file whose line 1 is that header is
-read too. Job table columns: ``job_name, inst_id, user, status, start_time,
-end_time``; task table: ``job_name, task_name, inst_num, status, start_time,
-end_time, plan_cpu, plan_mem, plan_gpu, gpu_type``.
-
-A record is a row of the job table: ``job_name`` is the job's name,
-``start_time`` its submit time (the trace documents it so), ``user`` its
-class field. Its GPUs come from its tasks: each instance of a task takes
-``ceil(plan_gpu / 100)`` whole GPUs (``plan_gpu`` is in percent of a GPU; a
-share below 100 still takes one), so a job takes
-``sum(inst_num * ceil(plan_gpu / 100))`` over its tasks (0 without tasks).
-Its run time is the job's ``end_time`` minus the earliest ``start_time`` of
-its tasks (missing when either is; a job that ends before its first task
-starts is malformed, named by its job-table line). Task rows are read only for the jobs in
-the window; a malformed one is an error naming the task file (counted under
-``meta["import"]["task_rows_bad"]`` with ``skip_bad``).
+Both tables are CSV without a header (a file whose line 1 is the header is read
+too). A job's GPUs are ``sum(inst_num * ceil(plan_gpu / 100))`` over its tasks,
+its run time its ``end_time`` less its tasks' earliest ``start_time``; task rows
+are read only for the jobs in the window (docs/traces.md).
 """
 
 from __future__ import annotations
@@ -49,10 +36,8 @@ def task_table_for(path: str) -> str:
 
 
 def from_pai(path: str, options: Options, tasks: str | None = None) -> Any:
-    """Import a PAI job table and its task table (see :func:`instances.traces.from_trace`).
-
-    ``path`` is the job table, or a folder holding ``pai_job_table.csv`` and
-    ``pai_task_table.csv``; ``tasks`` the task table (default: beside the job table).
+    """Import a PAI job table (or a folder holding both tables) and its task table
+    (default: beside the job table); see :func:`instances.traces.from_trace`.
     """
     if os.path.isdir(path):
         path = os.path.join(path, "pai_job_table.csv")

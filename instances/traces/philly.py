@@ -1,14 +1,8 @@
 """Microsoft Philly ``cluster_job_log`` (msr-fiddle/philly-traces, ATC '19).
 
-The file is one JSON array of jobs (a file of one JSON object per line is
-read too). Keys used: ``jobid`` (the job's name), ``submitted_time``
-(submit, a date-time read as UTC seconds), ``attempts`` (each with
-``start_time``, ``end_time`` and ``detail``, a list of servers with their
-``gpus``), ``vc`` (the class field, read only when a priority mapping is
-given). A job's GPUs are the most any one attempt held (the GPUs listed in
-its ``detail``); its run time spans from the first attempt's start to the
-last attempt's end (missing when either is ``None``, as for a job still
-running). ``status`` and ``user`` are not used.
+One JSON array of jobs (or one object per line). A job's GPUs are the most any
+attempt held; its run time spans the first attempt's start to the last one's
+end (docs/traces.md).
 """
 
 from __future__ import annotations

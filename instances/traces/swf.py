@@ -1,10 +1,6 @@
-"""Standard Workload Format (Parallel Workloads Archive, version 2.2).
-
-One job per line, 18 whitespace-separated numbers, ``-1`` for a missing
-value, ``;`` starting a header comment. Fields used (1-based): 1 job number
-(the job's name), 2 submit time, 4 run time, 5 allocated processors (or 8,
-requested processors, where 5 is -1), 15 queue number (the class field for
-priorities). The others are read for the field count only.
+"""Standard Workload Format (Parallel Workloads Archive, version 2.2): one job per
+line of 18 numbers (``-1`` missing, ``;`` a header comment); the fields read are in
+docs/traces.md.
 """
 
 from __future__ import annotations
