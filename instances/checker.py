@@ -97,6 +97,13 @@ def evaluate(
         invalid placement, a slot over the pool's or a node's capacity, or a
         version 3 rule (:mod:`instances.checker_resources`).
     """
+    return _check(inst, schedule, reservation, enforce_reservation)[0]
+
+
+def _check(
+    inst: Instance, schedule: Schedule, reservation: Reservation, enforce_reservation: bool,
+) -> tuple[Metrics, list[int]]:
+    """:func:`evaluate`'s metrics and :func:`stranded_gpus`'s list, from one check."""
     if reservation not in ("peak", "curve"):
         raise ValueError(f"reservation: must be 'peak' or 'curve', got {reservation!r}")
     G, T = inst.num_gpus, inst.horizon
@@ -175,7 +182,7 @@ def evaluate(
                 f"job {first_job_at[t]!r} overloads it)",
                 job=first_job_at[t], slot=t, amount=over,
             )
-    fragmentation = 0
+    stranded = [0] * T
     fgd: float | None = None
     if inst.nodes is not None:
         node_limit = {n.name: n.gpus for n in inst.nodes}
@@ -186,7 +193,7 @@ def evaluate(
         else:
             on_node = _check_nodes(inst, schedule, placed, node_limit, enforce_reservation)
         cpu_use, mem_use = v3.check_node_resources(inst, schedule, placed)
-        fragmentation = sum(_stranded(inst, schedule, on_node, inference))
+        stranded = _stranded(inst, schedule, on_node, inference)
         if v3.is_version_3(inst):
             sizes = {n.name: n.gpus for n in inst.nodes}
 
@@ -213,7 +220,7 @@ def evaluate(
     inference_value = sum(
         svc.priority * sum(svc.demand) * inst.slot_hours for svc in inst.services
     )
-    return Metrics(
+    metrics = Metrics(
         value=value,
         utilization=(1000 * inference_slots + milli_slots) / (1000 * G * T),
         reserved_idle=sum(reserved) - inference_slots,
@@ -225,10 +232,11 @@ def evaluate(
         batch_gpu_slots=batch_slots,
         capacity_gpu_slots=G * T,
         reservation=reservation,
-        fragmentation=fragmentation,
+        fragmentation=sum(stranded),
         batch_gpu_milli_slots=milli_slots,
         fgd_fragmentation=fgd,
     )
+    return metrics, stranded
 
 
 def _check_placements(inst: Instance, schedule: Schedule) -> dict[str, dict[str, int]]:
@@ -337,17 +345,7 @@ def stranded_gpus(inst: Instance, schedule: Schedule) -> list[int]:
     InfeasibleScheduleError
         If the schedule is infeasible (it is checked first).
     """
-    evaluate(inst, schedule)
-    if inst.nodes is None:
-        return [0] * inst.horizon
-    placed = _check_placements(inst, schedule)
-    indexed = v3.check_models_and_indices(inst, schedule)
-    if indexed:
-        on_node = v3.check_gpus(inst, schedule, indexed, None)[1]
-    else:
-        on_node = _check_nodes(inst, schedule, placed, {n.name: n.gpus for n in inst.nodes}, False)
-    inference = [sum(svc.demand[t] for svc in inst.services) for t in range(inst.horizon)]
-    return _stranded(inst, schedule, on_node, inference)
+    return _check(inst, schedule, "curve", False)[1]
 
 
 def _stranded(

@@ -327,23 +327,16 @@ def dumps(inst: Instance) -> str:
         lines.append(f"  {json.dumps(k)}: {json.dumps(v)},")
     if "meta" in d:
         lines.append(f'  "meta": {json.dumps(d["meta"], sort_keys=True)},')
-    if "nodes" in d:
-        lines.append('  "nodes": [')
-        lines.extend(
-            f"    {json.dumps(n)}{',' if k < len(d['nodes']) - 1 else ''}"
-            for k, n in enumerate(d["nodes"])
-        )
-        lines.append("  ],")
-    for key in ("services", "jobs"):
-        items = d[key]
+    for key in ("nodes", "services", "jobs"):
+        items, comma = d.get(key), "," if key != "jobs" else ""
+        if items is None:
+            continue
         if not items:
-            lines.append(f'  "{key}": []' + ("," if key == "services" else ""))
+            lines.append(f'  "{key}": []{comma}')
             continue
         lines.append(f'  "{key}": [')
-        lines.extend(
-            f"    {json.dumps(item)}{',' if i < len(items) - 1 else ''}" for i, item in enumerate(items)
-        )
-        lines.append("  ]" + ("," if key == "services" else ""))
+        lines.extend(f"    {json.dumps(x)}{',' if i < len(items) - 1 else ''}" for i, x in enumerate(items))
+        lines.append(f"  ]{comma}")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
