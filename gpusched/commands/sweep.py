@@ -130,7 +130,11 @@ def _dotted(items: list[str], where: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _run(args: argparse.Namespace, cells: Any, how_to_resume: str) -> Any:
+def _run(args: argparse.Namespace, cells: Any) -> Any:
+    """:func:`gpusched.sweep.run_bench` of ``cells``; ``None`` when interrupted (the finished
+    rows stored, and how to resume said)."""
+    import shlex
+
     from ..sweep import done_keys, run_bench
 
     try:
@@ -143,19 +147,10 @@ def _run(args: argparse.Namespace, cells: Any, how_to_resume: str) -> Any:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         keys = {c.key for c in cells}
         done = len(keys & done_keys(args.output))
+        again = "gpusched " + " ".join(shlex.quote(a) for a in sys.argv[1:])
         print(f"gpusched: interrupted: {done} of {len(keys)} cells stored in {args.output}; "
-              f"run the same command again to resume:\n  {how_to_resume}", file=sys.stderr)
-        raise _Interrupted from None
-
-
-class _Interrupted(Exception):
-    pass
-
-
-def _argv() -> str:
-    import shlex
-
-    return "gpusched " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+              f"run the same command again to resume:\n  {again}", file=sys.stderr)
+        return None
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -179,9 +174,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.config:
             raise ValueError(f"{args.config}: {e}") from None
         raise
-    try:
-        s = _run(args, cells, _argv())
-    except _Interrupted:
+    s = _run(args, cells)
+    if s is None:
         return RESUME_EXIT
     print(f"{s.ran} cells run ({s.errors} errors), {s.skipped} already done, "
           f"{s.total} in the sweep; results in {Path(args.output) / 'results.csv'}")
@@ -298,9 +292,8 @@ def cmd_reproduce_real(args: argparse.Namespace) -> int:
             if msg.startswith(f"{key}: "):
                 msg = f"--{key.replace('_', '-')}: " + msg[len(key) + 2:]
         raise ValueError(msg) from None
-    try:
-        s = _run(args, cells, _argv())
-    except _Interrupted:
+    s = _run(args, cells)
+    if s is None:
         return RESUME_EXIT
     frame, table, files = finish_real(args.output, cells, base["time_limit"])
     print(table.to_markdown(index=False, floatfmt=".1f"))
@@ -328,9 +321,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     config = seed_config(DEFAULT_SEEDS if args.seeds is None else args.seeds, tl,
                          ablation=not args.no_ablation, params=_dotted(args.param, "--param"))
     cells = make_cells(config)
-    try:
-        s = _run(args, cells, _argv())
-    except _Interrupted:
+    s = _run(args, cells)
+    if s is None:
         return RESUME_EXIT
     df = cell_rows(args.output, cells)
     files = write_report(args.output, df=df, summary_methods=SEED_METHODS)
