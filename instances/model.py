@@ -28,6 +28,7 @@ __all__ = [
     "Node",
     "Service",
     "check_size_params",
+    "check_total",
     "int_curve",
     "is_int",
     "subset_sums",
@@ -112,6 +113,16 @@ def int_curve(where: str, values: Any) -> tuple[int, ...]:
     if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
         raise ValueError(f"{where}: must be a list of integers, got {values!r}")
     return tuple(_check_int(f"{where}[{t}]", d, lo=0) for t, d in enumerate(values))
+
+
+def check_total(where: str, what: str, total: np.ndarray, num_gpus: int) -> None:
+    """Refuse the first slot where the summed inference ``total`` is over the pool
+    (``<where>: summed <what> at slot 5 is 9, over num_gpus (8)``)."""
+    over = np.flatnonzero(total > num_gpus)
+    if over.size:
+        t = int(over[0])
+        raise ValueError(f"{where}: summed {what} at slot {t} is {int(total[t])}, "
+                         f"over num_gpus ({num_gpus})")
 
 
 def _unique(key: str, items: tuple[Any, ...], cls: type[Any]) -> None:
@@ -325,14 +336,7 @@ class Instance(InstanceArrays):
                     f"services[{i}].demand[{t}]: must be <= num_gpus ({G}), got {s.peak}"
                 )
         if services:
-            total = self.total_demand
-            over = np.flatnonzero(total > G)
-            if over.size:
-                t = int(over[0])
-                raise ValueError(
-                    f"services: summed demand at slot {t} is {int(total[t])}, "
-                    f"over num_gpus ({G})"
-                )
+            check_total("services", "demand", self.total_demand, G)
 
         _unique("jobs", jobs, Job)
         for i, j in enumerate(jobs):

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import families
 from .io import atomic_write_text, check_format, check_keys, load_json
-from .model import Instance, Service, int_curve, is_int
+from .model import Instance, Service, check_total, int_curve, is_int
 from .servegen import servegen_hourly_rps
 
 __all__ = [
@@ -124,14 +124,7 @@ class Scenario:
                     f"{where}[{over[0]}]: must be <= num_gpus ({G}), got {values[over[0]]}"
                 )
         if names:
-            total = self.total(inst)
-            over_t = np.flatnonzero(total > G)
-            if over_t.size:
-                t = int(over_t[0])
-                raise ValueError(
-                    f"actual: summed actual inference at slot {t} is {int(total[t])}, "
-                    f"over num_gpus ({G})"
-                )
+            check_total("actual", "actual inference", self.total(inst), G)
 
     def demand(self, inst: Instance) -> np.ndarray:
         """Actual demand, shape ``(num_services, horizon)`` in the instance's service order."""
