@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -149,33 +149,21 @@ class Records:
 
     def take(self, idx: np.ndarray) -> Records:
         """The records at ``idx`` (a mask or an index array)."""
-        return Records(
-            self.submit[idx], self.gpus[idx], self.run[idx], self.line[idx], self.names[idx],
-            None if self.classes is None else self.classes[idx],
-            None if self.res is None else self.res[idx],
-        )
+        picked: list[Any] = [None if c is None else c[idx] for c in self._columns()]
+        return Records(*picked)
+
+    def _columns(self) -> list[Any]:
+        return [getattr(self, f.name) for f in fields(self)]
 
     @staticmethod
     def concat(parts: Sequence[Records]) -> Records:
-        """One :class:`Records` of ``parts`` in order."""
+        """One :class:`Records` of ``parts`` in order (a column missing from one part is missing)."""
         if not parts:
             e = np.zeros(0)
             return Records(e, e.astype(np.int64), e, e.astype(np.int64), e.astype(object), None)
-        cls = None
-        if all(p.classes is not None for p in parts):
-            cls = np.concatenate([p.classes for p in parts])  # type: ignore[misc]
-        res = None
-        if all(p.res is not None for p in parts):
-            res = np.concatenate([p.res for p in parts])  # type: ignore[misc]
-        return Records(
-            np.concatenate([p.submit for p in parts]),
-            np.concatenate([p.gpus for p in parts]),
-            np.concatenate([p.run for p in parts]),
-            np.concatenate([p.line for p in parts]),
-            np.concatenate([p.names for p in parts]),
-            cls,
-            res,
-        )
+        cols = zip(*(p._columns() for p in parts))
+        joined: list[Any] = [None if any(c is None for c in col) else np.concatenate(col) for col in cols]
+        return Records(*joined)
 
 
 @dataclass
