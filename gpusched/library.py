@@ -15,13 +15,7 @@ from typing import Any
 import pandas as pd
 
 import instances
-from instances.library import (
-    Library,
-    LibraryEntry,
-    VerifyReport,
-    load_library,
-)
-from instances.library import verify as _verify
+from instances.library import Library, LibraryEntry, load_library, verify
 
 from .tables import Table, TableView
 
@@ -66,11 +60,6 @@ def get(name: str, path: PathLike = None) -> instances.Instance:
         For a name the library does not hold, or an instance file that changed.
     """
     return _lib(path).get(name).load_instance()
-
-
-def verify(path: PathLike = None) -> VerifyReport:
-    """Re-check every schedule, certificate and bound (:func:`instances.library.verify`)."""
-    return _verify(path)
 
 
 def _floor2(x: float) -> str:

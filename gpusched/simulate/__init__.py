@@ -9,21 +9,10 @@ rules, and why a re-planned peak method reserves what it does, are in
 docs/simulation.md.
 """
 
-from __future__ import annotations
+from . import plan, replay, result, tradeoff
+from .plan import *  # noqa: F403
+from .replay import *  # noqa: F403
+from .result import *  # noqa: F403
+from .tradeoff import *  # noqa: F403
 
-from .plan import RUNNING_SERVICE, plan_instance, scaled_forecast
-from .replay import simulate
-from .result import ClairvoyantBound, SimResult, clairvoyant_bound
-from .tradeoff import headroom_sweep, peak_headroom
-
-__all__ = [
-    "RUNNING_SERVICE",
-    "ClairvoyantBound",
-    "SimResult",
-    "clairvoyant_bound",
-    "headroom_sweep",
-    "peak_headroom",
-    "plan_instance",
-    "scaled_forecast",
-    "simulate",
-]
+__all__ = plan.__all__ + replay.__all__ + result.__all__ + tradeoff.__all__

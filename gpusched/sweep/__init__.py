@@ -6,47 +6,15 @@ results folder), :mod:`.runner` (this process, a pool or Dask), and
 :mod:`.scenarios` with :mod:`.simulation` (replays against actual days).
 """
 
-from .cells import (
-    METRIC_COLUMNS,
-    METRIC_FIELDS,
-    VERSIONED_PACKAGES,
-    Cell,
-    error_row,
-    instance_hash,
-    versions,
-)
-from .config import BenchConfig, MethodSpec, load_config, make_config
-from .runner import CONSOLIDATE_EVERY_S, BenchSummary, run_bench
-from .scenarios import ScenarioConfig, SimSpec, scenario_config
-from .seeds import MAX_SEEDS, parse_seeds
-from .store import SORT_COLUMNS, cell_rows, consolidate, done_keys, load_rows
-from .work import make_cells, run_cell
+from . import cells, config, runner, scenarios, seeds, simulation, store, work
+from .cells import *  # noqa: F403
+from .config import *  # noqa: F403
+from .runner import *  # noqa: F403
+from .scenarios import *  # noqa: F403
+from .seeds import *  # noqa: F403
+from .simulation import *  # noqa: F403
+from .store import *  # noqa: F403
+from .work import *  # noqa: F403
 
-__all__ = [
-    "CONSOLIDATE_EVERY_S",
-    "MAX_SEEDS",
-    "METRIC_COLUMNS",
-    "METRIC_FIELDS",
-    "SORT_COLUMNS",
-    "VERSIONED_PACKAGES",
-    "BenchConfig",
-    "BenchSummary",
-    "Cell",
-    "MethodSpec",
-    "ScenarioConfig",
-    "SimSpec",
-    "cell_rows",
-    "consolidate",
-    "done_keys",
-    "error_row",
-    "instance_hash",
-    "load_config",
-    "load_rows",
-    "make_cells",
-    "make_config",
-    "parse_seeds",
-    "run_bench",
-    "run_cell",
-    "scenario_config",
-    "versions",
-]
+__all__ = (cells.__all__ + config.__all__ + runner.__all__ + scenarios.__all__ + seeds.__all__
+           + simulation.__all__ + store.__all__ + work.__all__)

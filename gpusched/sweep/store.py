@@ -29,7 +29,9 @@ from instances.io import atomic_write_text
 
 from .cells import Cell, safe_name
 
-__all__ = ["SORT_COLUMNS", "consolidate", "done_keys", "load_rows", "save_instances", "store_row"]
+__all__ = [
+    "SORT_COLUMNS", "cell_rows", "consolidate", "done_keys", "load_rows", "save_instances", "store_row",
+]
 
 logger = logging.getLogger(__name__)
 
