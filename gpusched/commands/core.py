@@ -152,11 +152,16 @@ def parse_params(items: list[str], where: str = "--param") -> dict[str, Any]:
     return out
 
 
-def _user_params_error(e: TypeError, params: dict[str, Any]) -> ValueError:
-    """A parameter of the wrong type that a method or family tripped over."""
-    logger.debug("parameter error", exc_info=e)
-    return ValueError(f"--param: a parameter has the wrong type ({' '.join(str(e).split())}); "
-                      f"given: {params}")
+def _with_params(fn: Callable[..., Any], params: dict[str, Any], *args: Any, **kw: Any) -> Any:
+    """``fn(*args, **kw, **params)``; a parameter of the wrong type it trips over is bad input."""
+    try:
+        return fn(*args, **kw, **params)
+    except TypeError as e:
+        if not params:
+            raise
+        logger.debug("parameter error", exc_info=e)
+        raise ValueError(f"--param: a parameter has the wrong type ({' '.join(str(e).split())}); "
+                         f"given: {params}") from None
 
 
 def parse_node_gpus(text: str) -> int | list[int] | str:
@@ -182,12 +187,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         if "node_gpus" in params:
             raise ValueError("--node-gpus: given twice (also as -p node_gpus=...)")
         params["node_gpus"] = parse_node_gpus(args.node_gpus)
-    try:
-        inst = instances.generate(args.family, seed=args.seed, **params)
-    except TypeError as e:
-        if not params:
-            raise
-        raise _user_params_error(e, params) from None
+    inst = _with_params(instances.generate, params, args.family, seed=args.seed)
     write_text(args.output, instances.dumps(inst))
     line = (f"{args.family} seed {args.seed}: {inst.name}, {count(inst.num_jobs, 'job')}, "
             f"{count(len(inst.services), 'inference service')}, {count(inst.horizon, 'slot')}, "
@@ -203,12 +203,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     params = parse_params(args.param)
     if args.method in EXACT_METHODS and "progress" not in params:
         params["progress"] = bars_wanted(off=args.json)
-    try:
-        result = solve(inst, args.method, time_limit=args.time_limit, **params)
-    except TypeError as e:
-        if not params:
-            raise
-        raise _user_params_error(e, params) from None
+    result = _with_params(solve, params, inst, args.method, time_limit=args.time_limit)
     if args.output:
         save_output(args.output, instances.save_schedule, result.schedule)
     if args.json:
