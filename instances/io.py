@@ -112,9 +112,7 @@ def _find_refused(data: Any) -> tuple[str, str] | None:
     stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
     while stack:
         node, where = stack.pop()
-        if isinstance(node, _Refused):
-            return _format_path(where), node.why
-        if isinstance(node, _DuplicateKeys):
+        if isinstance(node, (_Refused, _DuplicateKeys)):
             return _format_path(where), node.why
         if isinstance(node, dict):
             stack.extend((v, (*where, k)) for k, v in reversed(node.items()))
@@ -214,13 +212,19 @@ def check_keys(data: Any, keys: tuple[str, ...], optional: tuple[str, ...] = (),
         raise ValueError(f"{at}{extra[0]}: unknown field (expected {', '.join(keys + optional)})")
 
 
-def _item_error(key: str, i: int, noun: str, name: str, e: ValueError) -> str:
-    """``jobs[3].gpus: ...`` from the model's ``job 'x'.gpus: ...``."""
-    msg = str(e)
-    prefix = f"{noun} {name!r}."
-    if msg.startswith(prefix):
-        return f"{key}[{i}].{msg[len(prefix):]} ({noun} {name!r})"
-    return f"{key}[{i}]: {msg}"
+def _items(data: Any, key: str, noun: str, build: Callable[[Any], T]) -> tuple[T, ...]:
+    """``build`` of each item of ``data[key]``; the model's ``job 'x'.gpus: ...`` becomes
+    ``jobs[3].gpus: ... (job 'x')``."""
+    out = []
+    for i, item in enumerate(data.get(key) or ()):
+        try:
+            out.append(build(item))
+        except ValueError as e:
+            msg, prefix = str(e), f"{noun} {item['name']!r}."
+            if msg.startswith(prefix):
+                raise ValueError(f"{key}[{i}].{msg[len(prefix):]} ({noun} {item['name']!r})") from None
+            raise ValueError(f"{key}[{i}]: {msg}") from None
+    return tuple(out)
 
 
 def instance_from_dict(data: Any) -> Instance:
@@ -240,48 +244,26 @@ def instance_from_dict(data: Any) -> Instance:
     if isinstance(jobs, list) and len(jobs) > MAX_JOBS:
         raise ValueError(f"jobs: at most {MAX_JOBS} jobs are accepted, got {len(jobs)}")
     _schema_check(data, "instance")
-    services = []
-    for i, s in enumerate(data.get("services", [])):
-        try:
-            services.append(Service(s["name"], s.get("priority", 1.0), tuple(s["demand"])))
-        except ValueError as e:
-            raise ValueError(_item_error("services", i, "service", s["name"], e)) from None
-    nodes = None
-    if data.get("nodes") is not None:
-        nodes = []
-        for k, n in enumerate(data["nodes"]):
-            try:
-                nodes.append(Node(n["name"], n["gpus"], *(n.get(k) for k in NODE_FIELDS)))
-            except ValueError as e:
-                raise ValueError(_item_error("nodes", k, "node", n["name"], e)) from None
-    if nodes is None:
+    services = _items(data, "services", "service",
+                      lambda s: Service(s["name"], s.get("priority", 1.0), tuple(s["demand"])))
+    nodes = _items(data, "nodes", "node",
+                   lambda n: Node(n["name"], n["gpus"], *(n.get(k) for k in NODE_FIELDS)))
+    if data.get("nodes") is None:
         flat_fields(data["jobs"])
-    job_list = []
-    for i, j in enumerate(data["jobs"]):
-        try:
-            job_list.append(
-                Job(
-                    name=j["name"],
-                    gpus=j["gpus"],
-                    duration=j["duration"],
-                    priority=j.get("priority", 1.0),
-                    kind=j.get("kind", "other"),
-                    release=j.get("release", 0),
-                    deadline=j.get("deadline"),
-                    **{k: j[k] for k in JOB_FIELDS if k in j},
-                )
-            )
-        except ValueError as e:
-            raise ValueError(_item_error("jobs", i, "job", j["name"], e)) from None
+    job_list = _items(data, "jobs", "job", lambda j: Job(
+        name=j["name"], gpus=j["gpus"], duration=j["duration"], priority=j.get("priority", 1.0),
+        kind=j.get("kind", "other"), release=j.get("release", 0), deadline=j.get("deadline"),
+        **{k: j[k] for k in JOB_FIELDS if k in j},
+    ))
     return Instance(
         name=data["name"],
         num_gpus=data["num_gpus"],
         horizon=data["horizon"],
-        services=tuple(services),
-        jobs=tuple(job_list),
+        services=services,
+        jobs=job_list,
         slot_hours=data.get("slot_hours", 1.0),
         meta=dict(data.get("meta", {})),
-        nodes=None if nodes is None else tuple(nodes),
+        nodes=None if data.get("nodes") is None else nodes,
     )
 
 
