@@ -107,24 +107,20 @@ class Schedule:
         counts: dict[str, dict[str, int]] = {}
         lists: dict[str, dict[str, tuple[int, ...]]] = {}
         forms: dict[str, str] = {}  # form -> the first field that gives it
-        for name, at, on in _rows("placement", self.placement, "node counts"):
-            for node, c in on.items():
-                here = f"{at}[{json.dumps(node)}]"
-                if isinstance(c, (list, tuple)):
-                    lists.setdefault(name, {})[node] = _indices(here, c)
+        for key, what in (("placement", "node counts"), ("indices", "GPU index lists")):
+            for name, at, on in _rows(key, getattr(self, key), what):
+                if key == "placement":
+                    counts.setdefault(name, {})
+                for node, c in on.items():
+                    here = f"{at}[{json.dumps(node)}]"
+                    if key == "indices" or isinstance(c, (list, tuple)):
+                        lists.setdefault(name, {})[node] = _indices(here, c)
+                        form = "a list of GPU indices"
+                    else:
+                        counts[name][node] = _count(here, c)
+                        form = "a GPU count"
                     if c:
-                        forms.setdefault("a list of GPU indices", here)
-                else:
-                    counts.setdefault(name, {})[node] = _count(here, c)
-                    if c:
-                        forms.setdefault("a GPU count", here)
-            counts.setdefault(name, {})
-        for name, at, on in _rows("indices", self.indices, "GPU index lists"):
-            for node, c in on.items():
-                here = f"{at}[{json.dumps(node)}]"
-                lists.setdefault(name, {})[node] = _indices(here, c)
-                if c:
-                    forms.setdefault("a list of GPU indices", here)
+                        forms.setdefault(form, here)
         if len(forms) > 1:
             (f1, w1), (f2, w2) = sorted(forms.items(), key=lambda kv: kv[0] == "a GPU count")
             raise ValueError(f"{w1}: {f1}, but {w2} gives {f2}: one schedule uses one form of placement")
