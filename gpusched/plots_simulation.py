@@ -39,7 +39,7 @@ def plot_tradeoff(
     ax: Axes | None = None,
 ) -> Axes:
     """Realized value against inference unserved (or preemptions, or work lost), one point
-    per headroom in the order of ``H``.
+    per headroom in the order of ``H``, labelled ``label`` (default: the method).
 
     Parameters
     ----------
@@ -49,8 +49,6 @@ def plot_tradeoff(
         ``unserved_gpu_slots``, ``preemptions`` or ``lost_gpu_slots``.
     baseline
         The static end of the trade-off (FIFO-peak), drawn as a square.
-    label
-        Legend label of the curve (default: the method).
     """
     if x not in _LABELS:
         raise ValueError(f"x: must be one of {sorted(_LABELS)}, got {x!r}")

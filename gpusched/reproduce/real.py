@@ -342,14 +342,8 @@ def reproduce_real(
         ``plots/real-contention.{png,pdf}`` (:func:`write_real`).
     time_limit
         Seconds per MILP solve; also the budget of ``milp.bound``.
-    best_time_limit
-        Seconds of ``best`` per instance.
-    inference_share
-        Share of the pool the ServeGen series asks at its peak.
-    workers, scheduler, progress
-        As in :func:`gpusched.sweep.run_bench`.
-    retry_errors
-        Run again the cells stored with status ``error``.
+    workers, scheduler, progress, retry_errors
+        As in :func:`gpusched.sweep.run_bench` (a failed cell is run again by default).
     """
     out = Path(out)
     if not (isinstance(time_limit, (int, float)) and time_limit >= 0):

@@ -57,9 +57,10 @@ def seed_config(
     seeds: Any = DEFAULT_SEEDS, time_limit: float = DEFAULT_TIME_LIMIT, *,
     ablation: bool = True, params: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> BenchConfig:
-    """The sweep of the seed reproduction: the registered methods of :data:`SEED_METHODS`
-    and, with ``ablation``, the heuristics of :data:`gpusched.tables.ABLATION_GRID`;
-    ``params`` per method (``{"best": {"time_limit": 2}}``).
+    """The sweep of the seed reproduction: ``seeds`` per family (a count, ``"A-B"`` or a
+    list), the registered methods of :data:`SEED_METHODS` and, with ``ablation``, the
+    heuristics of :data:`gpusched.tables.ABLATION_GRID`; ``params`` per method
+    (``{"best": {"time_limit": 2}}``).
     """
     known = method_names()
     wanted = list(SEED_METHODS)
@@ -95,14 +96,10 @@ def reproduce_seed(
 
     Parameters
     ----------
-    seeds
-        Seeds per family (a count, ``"A-B"`` or a list).
-    time_limit
-        Seconds per MILP solve.
     workers, scheduler, progress
         As in :func:`gpusched.sweep.run_bench`.
-    ablation, params
-        As in :func:`seed_config`.
+    seeds, time_limit, ablation, params
+        As in :func:`seed_config` (``time_limit``: seconds per MILP solve).
     """
     config = seed_config(seeds, time_limit, ablation=ablation, params=params)
     cells = make_cells(config)

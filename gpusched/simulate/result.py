@@ -67,10 +67,9 @@ class SimResult:
 
     Attributes
     ----------
-    realized_value
-        Value of the jobs that completed (the checker's ``V``).
-    planned_value
-        Value of the first plan on the scaled forecast (the offline value at ``H = 0``).
+    realized_value, planned_value
+        Value of the jobs that completed (the checker's ``V``), and of the first
+        plan on the scaled forecast (the offline value at ``H = 0``).
     preemptions, lost_gpu_slots, unserved_gpu_slots
         Preemption events, GPU-slots of preempted runs, inference GPU-slots left
         unserved (``preempt=False`` only).
@@ -87,11 +86,9 @@ class SimResult:
     schedule, metrics
         The completed runs and :func:`instances.evaluate` of them on the actual
         demand (the demand served, with ``preempt=False``).
-    timeline
-        Per-slot arrays: ``forecast``, ``actual``, ``served``, ``unserved``,
-        ``batch``, ``preempted``, ``started``.
-    events
-        ``(slot, job name)`` of every preemption, in order.
+    timeline, events
+        Per-slot arrays (``forecast``, ``actual``, ``served``, ``unserved``,
+        ``batch``, ``preempted``, ``started``); ``(slot, job)`` of each preemption.
 
     Raises
     ------

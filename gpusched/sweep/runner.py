@@ -70,7 +70,8 @@ def run_bench(
     retry_errors: bool = False,
     on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> BenchSummary:
-    """Run the cells not yet done in ``out`` and store their rows.
+    """Run the cells not yet done in ``out`` and store their rows (``on_row`` is called
+    with each).
 
     Parameters
     ----------
@@ -82,8 +83,6 @@ def run_bench(
         A Dask scheduler address (or a ``distributed.Client``); ``workers`` is then ignored.
     retry_errors
         Run again the cells whose stored status is ``error``.
-    on_row
-        Called with each stored row.
 
     Raises
     ------
