@@ -23,14 +23,16 @@ from instances import Instance, Scenario, Schedule, Service, actual_instance, ev
 from .plan import Planner, node_counts
 from .result import ClairvoyantBound, SimResult, clairvoyant_bound
 
-__all__ = ["simulate"]
+__all__ = ["check_policy", "simulate"]
 
 logger = logging.getLogger(__name__)
 
 WAITING, RUNNING, DONE = 0, 1, 2
 
 
-def _check_policy(replan: Any, headroom: Any, preempt: Any) -> tuple[int | None, float]:
+def check_policy(replan: Any, headroom: Any, preempt: Any) -> tuple[int | None, float, bool]:
+    """A replay policy checked (a ``ValueError`` ``replan: ...``, ``headroom: ...`` or
+    ``preempt: ...`` for a bad one), for :func:`simulate` and a sweep's ``[policy]``."""
     if replan is not None and (
         isinstance(replan, bool) or not isinstance(replan, (int, np.integer)) or replan < 1
     ):
@@ -41,7 +43,7 @@ def _check_policy(replan: Any, headroom: Any, preempt: Any) -> tuple[int | None,
         raise ValueError(f"headroom: must be a finite number >= 0, got {headroom!r}")
     if not isinstance(preempt, bool):
         raise ValueError(f"preempt: must be true or false, got {preempt!r}")
-    return (None if replan is None else int(replan)), float(headroom)
+    return (None if replan is None else int(replan)), float(headroom), preempt
 
 
 def _served_instance(inst: Instance, actual: np.ndarray, unserved: np.ndarray) -> Instance:
@@ -137,7 +139,7 @@ def simulate(
         On nodes, when the method starts a job without a placement.
     """
     t_start = time.perf_counter()
-    replan, headroom = _check_policy(replan, headroom, preempt)
+    replan, headroom, _ = check_policy(replan, headroom, preempt)
     if not isinstance(scenario, Scenario):
         raise ValueError(f"scenario: must be a Scenario, got {type(scenario).__name__}")
     scenario.validate(inst)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +23,7 @@ import instances
 from instances import Instance, Job, Scenario, Service
 from instances.scenario import SCENARIO_MODELS, trace_forecast_error
 
+from ..simulate.replay import check_policy
 from .seeds import parse_seeds
 
 __all__ = [
@@ -141,24 +141,16 @@ def _values(key: str, v: Any) -> tuple[Any, ...]:
     return (v,)
 
 
-def _replan(v: Any) -> int | None:
-    if v is None or (isinstance(v, str) and v.strip().lower() == "none"):
-        return None
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"policy.replan: must be a positive number of slots or \"none\", got {v!r}")
-    return int(v)
-
-
-def _headroom(v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v >= 0):
-        raise ValueError(f"policy.headroom: must be a finite number >= 0, got {v!r}")
-    return float(v)
-
-
-def _preempt(v: Any) -> bool:
-    if not isinstance(v, bool):
-        raise ValueError(f"policy.preempt: must be true or false, got {v!r}")
-    return v
+def _policy(key: str, v: Any) -> Any:
+    """One value of ``[policy]``, by the simulator's rule (:func:`gpusched.simulate.check_policy`;
+    ``"none"``: one plan)."""
+    if key == "replan" and isinstance(v, str) and v.strip().lower() == "none":
+        v = None
+    policy = {"replan": None, "headroom": 0.0, "preempt": True, key: v}
+    try:
+        return check_policy(**policy)[list(policy).index(key)]
+    except ValueError as e:
+        raise ValueError(f"policy.{e}") from None
 
 
 _PROBE = Instance("probe", 4, 48, (Service("s", 1.0, (2,) * 48),), (Job("j", 1, 1),))
@@ -204,9 +196,9 @@ def scenario_config(
         model=model, params=grid, seeds=seed_list,
         trace_days=tuple(dict.fromkeys(trace_days)), trace_params=dict(trace_params or {}),
         history=history,
-        replan=tuple(_replan(v) for v in _values("policy.replan", replan)),
-        headroom=tuple(_headroom(v) for v in _values("policy.headroom", headroom)),
-        preempt=tuple(_preempt(v) for v in _values("policy.preempt", preempt)),
+        replan=tuple(_policy("replan", v) for v in _values("policy.replan", replan)),
+        headroom=tuple(_policy("headroom", v) for v in _values("policy.headroom", headroom)),
+        preempt=tuple(_policy("preempt", v) for v in _values("policy.preempt", preempt)),
         bound_time_limit=None if bound_time_limit is None else float(bound_time_limit),
     )
     if cfg.bound_time_limit is not None and not cfg.bound_time_limit >= 0:
