@@ -35,13 +35,14 @@ from typing import Any, NamedTuple, TypeVar
 from instances import Instance, Result
 
 # the submodules stay reachable by their names; the methods through the registry
-from . import backfill, fifo, listsched, rules, search
-from ._core import finish, start_value
+from . import backfill, decoder, fifo, listsched, placement, profile, rules, search
+from .results import finish, start_value
 from .rules import RULES
 
 __all__ = [
-    "DESCRIPTIONS", "ENTRY_POINT_GROUP", "METHODS", "RULES", "MethodSpec", "backfill", "fifo",
-    "finish", "listsched", "load_plugins", "register", "rules", "search", "solve", "start_value",
+    "DESCRIPTIONS", "ENTRY_POINT_GROUP", "METHODS", "RULES", "MethodSpec", "backfill", "decoder",
+    "fifo", "finish", "listsched", "load_plugins", "placement", "profile", "register", "rules",
+    "search", "solve", "start_value",
 ]
 
 logger = logging.getLogger(__name__)

@@ -1,15 +1,18 @@
 """The serial list decoder compiled with numba (optional).
 
-One call places a whole order: for each job, a scan of its window that
-counts the consecutive slots with ``g`` GPUs free and stops at the first run
-of ``p``, then takes the GPUs. Plain loops, compiled, so no per-job call
-overhead; :func:`heuristics._core.serial_starts_numpy` is the vectorized
-version it is held to, and what runs when numba is not installed.
+One call places a whole order on a :class:`heuristics.profile.Profile`'s
+rows: for each job, a scan of its window that counts the consecutive slots
+with room and stops at the first run of ``p``, then takes the GPUs. Plain
+loops, compiled, so no per-job call overhead. With one node (a flat pool)
+the pool row alone decides, as in :func:`heuristics.profile.fit`; with more,
+the scan prunes by the summary rows and the nodes are tested only at the
+starts that pass it. :func:`heuristics.decoder.serial_starts_numpy` is the
+vectorized version it is held to, and what runs when numba is not installed.
 
 Importing this module raises :class:`ImportError` when numba is missing;
-:func:`heuristics._core.serial_starts` imports it lazily (on first use) and
-falls back to the numpy decoder then. ``cache=True`` keeps the machine code
-on disk, so only the first process after an install pays the compilation.
+:mod:`heuristics.decoder` imports it lazily (on first use) and falls back to
+the numpy decoder then. ``cache=True`` keeps the machine code on disk, so
+only the first process after an install pays the compilation.
 """
 
 from __future__ import annotations
@@ -17,49 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["serial_starts_compiled", "serial_starts_nodes_compiled"]
-
-
-@njit(cache=True, nogil=True)
-def serial_starts_compiled(
-    free: np.ndarray,
-    order: np.ndarray,
-    gpus: np.ndarray,
-    dur: np.ndarray,
-    rel: np.ndarray,
-    dl: np.ndarray,
-    start: np.ndarray,
-) -> np.ndarray:  # pragma: no cover (compiled; tested through its results)
-    """Serial schedule generation over ``order`` (all arrays ``int64``).
-
-    Job ``j`` starts at the earliest ``s`` in ``[rel[j], min(dl[j], T) - p]``
-    with ``free[s:s+p] >= g``; a job that fits nowhere keeps ``start[j]``.
-    ``free`` and ``start`` are updated in place; ``start`` is returned.
-    """
-    T = free.shape[0]
-    for i in range(order.shape[0]):
-        j = order[i]
-        g = gpus[j]
-        p = dur[j]
-        lo = rel[j]
-        hi = min(dl[j], T)
-        if lo < 0 or hi - lo < p:
-            continue
-        run = 0
-        s = -1
-        for t in range(lo, hi):
-            if free[t] >= g:
-                run += 1
-                if run >= p:
-                    s = t - p + 1
-                    break
-            else:
-                run = 0
-        if s >= 0:
-            for t in range(s, s + p):
-                free[t] -= g
-            start[j] = s
-    return start
+__all__ = ["serial_starts_compiled"]
 
 
 @njit(cache=True, nogil=True)
@@ -76,39 +37,30 @@ def _lexicographic_subset(
     (``(m + 1, g + 1)`` or larger); both are scratch space the caller owns, so
     no call allocates.
     """
-    if g < 62:
+    wide = g >= 62
+    if wide:
+        for v in range(g + 1):
+            reach[m, v] = v == 0
+        for i in range(m - 1, -1, -1):
+            a = sizes[elig[i]]
+            for v in range(g + 1):
+                reach[i, v] = reach[i + 1, v] or (v >= a and reach[i + 1, v - a])
+        if not reach[0, g]:
+            return 0
+    else:
         mask = (np.int64(1) << (g + 1)) - 1
         suffix[m] = 1
         for i in range(m - 1, -1, -1):
             suffix[i] = (suffix[i + 1] | (suffix[i + 1] << sizes[elig[i]])) & mask
         if not (suffix[0] >> g) & 1:
             return 0
-        rest = g
-        c = 0
-        for i in range(m):
-            if rest == 0:
-                break
-            a = sizes[elig[i]]
-            if a <= rest and (suffix[i + 1] >> (rest - a)) & 1:
-                out[c] = elig[i]
-                c += 1
-                rest -= a
-        return c
-    for v in range(g + 1):
-        reach[m, v] = v == 0
-    for i in range(m - 1, -1, -1):
-        a = sizes[elig[i]]
-        for v in range(g + 1):
-            reach[i, v] = reach[i + 1, v] or (v >= a and reach[i + 1, v - a])
-    if not reach[0, g]:
-        return 0
     rest = g
     c = 0
     for i in range(m):
         if rest == 0:
             break
         a = sizes[elig[i]]
-        if a <= rest and reach[i + 1, rest - a]:
+        if a <= rest and (reach[i + 1, rest - a] if wide else (suffix[i + 1] >> (rest - a)) & 1):
             out[c] = elig[i]
             c += 1
             rest -= a
@@ -116,59 +68,113 @@ def _lexicographic_subset(
 
 
 @njit(cache=True, nogil=True)
-def serial_starts_nodes_compiled(
-    free: np.ndarray,
-    node_free: np.ndarray,
+def _one_node(rows: np.ndarray, g: int, p: int, lo: int, hi: int) -> int:  # pragma: no cover
+    """Earliest start of ``g`` GPUs for ``p`` slots in ``[lo, hi)`` on one node, taken; or ``-1``.
+
+    The node never binds (its capacity is at least the pool's and both lose
+    the same GPUs), so the scan reads the pool row alone.
+    """
+    pool = rows[0]
+    run = 0
+    for t in range(lo, hi):
+        if pool[t] >= g:
+            run += 1
+            if run >= p:
+                s = t - p + 1
+                node = rows[1]
+                for u in range(s, s + p):
+                    pool[u] -= g
+                    node[u] -= g
+                return s
+        else:
+            run = 0
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def serial_starts_compiled(
+    rows: np.ndarray,
     sizes: np.ndarray,
-    maxfree: np.ndarray,
-    nmax: np.ndarray,
-    whole: np.ndarray,
-    multi: np.ndarray,
     frag: np.ndarray,
     rule: int,
     order: np.ndarray,
-    gpus: np.ndarray,
-    dur: np.ndarray,
-    rel: np.ndarray,
-    dl: np.ndarray,
+    jobs: np.ndarray,
     start: np.ndarray,
     place: np.ndarray,
 ) -> np.ndarray:  # pragma: no cover (compiled; tested through its results)
-    """Serial schedule generation on nodes (``heuristics.placement`` is the numpy version).
+    """Serial schedule generation over ``order`` on a profile's ``rows`` (all arrays ``int64``).
 
-    Job ``j`` starts at the earliest ``s`` in ``[rel[j], min(dl[j], T) - p]``
-    from which it has a valid placement for its whole run and the pool
-    ``free`` has room; the rule ``rule`` (0 first-fit, 1 best-fit, 2 frag)
-    picks the node of a one-node job, a multi-node job takes the
-    lexicographically smallest set of wholly free nodes.
+    Job ``j`` (``jobs`` rows: GPUs, duration, release, end-by) starts at the
+    earliest ``s`` in ``[rel[j], min(dl[j], T) - p]`` from which it has a
+    valid placement for its whole run and the pool has room; the rule
+    ``rule`` (0 first-fit, 1 best-fit, 2 frag) picks the node of a one-node
+    job, a multi-node job takes the lexicographically smallest set of wholly
+    free nodes. A job that fits nowhere keeps ``start[j]``. ``rows`` and
+    ``start`` are updated in place, and row ``j`` of ``place`` receives the
+    nodes unless ``place`` has no rows; ``start`` is returned.
 
-    A scan over the slots, as tight as the flat decoder's, keeps the run of
-    slots where the pool and ``maxfree`` (one node) or ``whole`` (whole
-    nodes) have room, and the nodes are tested only at the starts that pass
-    it: one pass over each node's window gives both whether it fits and its
-    least free count (best-fit stops at a node left with no room, which no
-    later node beats). ``nmax`` (how many nodes have ``maxfree``) spares most
-    recomputations of the maximum. Every array is updated in place; ``start``
-    is returned, ``place`` row ``j`` receives the nodes.
+    With several nodes a scan over the slots, as tight as the one-node scan,
+    keeps the run of slots where the pool and ``maxfree`` (one node) or
+    ``whole`` (whole nodes) have room, and the nodes are tested only at the
+    starts that pass it: one pass over each node's window gives both whether
+    it fits and its least free count (best-fit stops at a node left with no
+    room, which no later node beats). ``nmax`` spares most recomputations of
+    the maximum.
+
+    Raises
+    ------
+    IndexError
+        If ``order`` holds an index outside ``[-n, n)``.
     """
-    K, T = node_free.shape
+    K = sizes.shape[0]
+    T = rows.shape[1]
+    n = jobs.shape[1]
+    for i in range(order.shape[0]):
+        if order[i] < -n or order[i] >= n:
+            raise IndexError("order: job index out of range")
+    record = place.shape[0] > 0
+    if K == 1:
+        for i in range(order.shape[0]):
+            j = order[i] + n if order[i] < 0 else order[i]
+            p = jobs[1, j]
+            lo = jobs[2, j]
+            hi = min(jobs[3, j], T)
+            if lo < 0 or hi - lo < p:
+                continue
+            s = _one_node(rows, jobs[0, j], p, lo, hi)
+            if s >= 0:
+                start[j] = s
+                if record:
+                    place[j, 0] = 0
+                    for e in range(1, place.shape[1]):
+                        place[j, e] = -1
+        return start
+    pool = rows[0]
+    node_free = rows[1 : K + 1]
+    maxfree = rows[K + 1]
+    nmax = rows[K + 2]
+    whole = rows[K + 3]
+    largest = 0
+    for k in range(K):
+        largest = max(largest, sizes[k])
     elig = np.empty(K, dtype=np.int64)
     chosen = np.empty(K, dtype=np.int64)
     suffix = np.empty(K + 1, dtype=np.int64)
     top = 0
     for i in range(order.shape[0]):
-        if multi[order[i]] and gpus[order[i]] > top:
-            top = gpus[order[i]]
+        g = jobs[0, order[i]]
+        if g > largest and g > top:
+            top = g
     reach = np.empty((K + 1, top + 1 if top >= 62 else 1), dtype=np.bool_)
     for i in range(order.shape[0]):
-        j = order[i]
-        g = gpus[j]
-        p = dur[j]
-        lo = rel[j]
-        hi = min(dl[j], T)
+        j = order[i] + n if order[i] < 0 else order[i]
+        g = jobs[0, j]
+        p = jobs[1, j]
+        lo = jobs[2, j]
+        hi = min(jobs[3, j], T)
         if lo < 0 or hi - lo < p:
             continue
-        many = multi[j]
+        many = g > largest
         s = -1
         nchosen = 0
         run = 0
@@ -180,11 +186,11 @@ def serial_starts_nodes_compiled(
             c = -1
             while t < hi:
                 if many:
-                    if free[t] >= g and whole[t] >= g:
+                    if pool[t] >= g and whole[t] >= g:
                         run += 1
                     else:
                         run = 0
-                elif free[t] >= g and maxfree[t] >= g:
+                elif pool[t] >= g and maxfree[t] >= g:
                     run += 1
                 else:
                     run = 0
@@ -250,7 +256,7 @@ def serial_starts_nodes_compiled(
         if s < 0:
             continue
         for u in range(s, s + p):
-            free[u] -= g
+            pool[u] -= g
         for e in range(nchosen):
             k = chosen[e]
             take = g if nchosen == 1 else sizes[k]
@@ -275,6 +281,7 @@ def serial_starts_nodes_compiled(
                         maxfree[u] = mx
                         nmax[u] = cm
         start[j] = s
-        for e in range(place.shape[1]):
-            place[j, e] = chosen[e] if e < nchosen else -1
+        if record:
+            for e in range(place.shape[1]):
+                place[j, e] = chosen[e] if e < nchosen else -1
     return start

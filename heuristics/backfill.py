@@ -17,15 +17,10 @@ import numpy as np
 
 from instances import Instance, Result
 
-from ._core import (
-    check_reservation,
-    earliest_fit,
-    finish,
-    first_fits_now,
-    job_arrays,
-    serial_starts,
-)
-from .placement import new_place, node_fit, node_fits_now, node_occupy, node_profile
+from .decoder import job_arrays, serial_starts
+from .placement import new_place
+from .profile import fit, fits_now, new_profile, occupy
+from .results import finish
 from .rules import fifo_order
 
 __all__ = ["conservative", "conservative_starts", "easy", "easy_starts"]
@@ -45,12 +40,10 @@ def easy_starts(
     place
         On an instance with nodes, the placement array to fill.
     """
-    free = inst.batch_capacity(check_reservation(reservation))  # type: ignore[arg-type]
-    if inst.has_nodes:
-        return _easy_nodes(inst, free, reservation, log, place)
+    prof = new_profile(inst, reservation, "first-fit")
     n, T = inst.num_jobs, inst.horizon
     gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines
-    g_, p_, _, d_ = job_arrays(inst)
+    g_, p_, d_ = gpus.tolist(), dur.tolist(), dl.tolist()
     last = dl - dur
     order = fifo_order(inst)
     alive = np.ones(n, dtype=bool)  # neither started nor dropped
@@ -60,68 +53,14 @@ def easy_starts(
         alive[last < t] = False  # its last feasible start has passed
         q = order[alive[order] & (o_rel <= t)]
         i = 0
-        reserved = -1
+        reserved, held = -1, []
         while i < q.size:  # heads that fit now start; heads that fit nowhere are dropped
             h = int(q[i])
-            r = earliest_fit(free, g_[h], p_[h], t, d_[h])
+            r, ks = fit(prof, g_[h], p_[h], t, d_[h])
             if r < 0:
                 alive[h] = False
             elif r == t:
-                free[t : t + p_[h]] -= g_[h]
-                start[h] = t
-                alive[h] = False
-            else:
-                reserved = r
-                break
-            i += 1
-        if reserved < 0:
-            continue
-        h = int(q[i])
-        if log is not None:
-            log.append((t, h, reserved))
-        shadow = free.copy()
-        shadow[reserved : reserved + p_[h]] -= g_[h]
-        rest = q[i + 1 :]
-        pos = 0
-        while pos < rest.size:
-            k = first_fits_now(shadow, t, rest[pos:], gpus, dur)
-            if k < 0:
-                break
-            j = int(rest[pos + k])
-            free[t : t + p_[j]] -= g_[j]
-            shadow[t : t + p_[j]] -= g_[j]
-            start[j] = t
-            alive[j] = False
-            pos += k + 1
-    return start
-
-
-def _easy_nodes(
-    inst: Instance, free: np.ndarray, reservation: str,
-    log: list[tuple[int, int, int]] | None, place: np.ndarray | None,
-) -> np.ndarray:
-    """:func:`easy_starts` on nodes: the same steps, fits and placements as FIFO's."""
-    nodes = node_profile(inst, reservation, "first-fit")
-    n, T = inst.num_jobs, inst.horizon
-    gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines
-    g_, p_, _, d_ = job_arrays(inst)
-    last = dl - dur
-    order = fifo_order(inst)
-    alive = np.ones(n, dtype=bool)
-    start = np.full(n, -1, dtype=np.int64)
-    o_rel = rel[order]
-    for t in range(T):
-        alive[last < t] = False
-        q = order[alive[order] & (o_rel <= t)]
-        i = 0
-        reserved, held = -1, []
-        while i < q.size:
-            h = int(q[i])
-            r, ks = node_fit(free, nodes, h, g_[h], p_[h], t, d_[h])
-            if r < 0:
-                alive[h] = False
-            elif r == t:
-                node_occupy(free, nodes, h, g_[h], t, p_[h], ks, place)
+                occupy(prof, g_[h], t, p_[h], ks, place, h)
                 start[h] = t
                 alive[h] = False
             else:
@@ -133,17 +72,17 @@ def _easy_nodes(
         h = int(q[i])
         if log is not None:
             log.append((t, h, reserved))
-        shadow, shadow_nodes = free.copy(), nodes.copy()
-        node_occupy(shadow, shadow_nodes, h, g_[h], reserved, p_[h], held)
+        shadow = prof.copy()
+        occupy(shadow, g_[h], reserved, p_[h], held)
         rest = q[i + 1 :]
         pos = 0
         while pos < rest.size:
-            k, ks = node_fits_now(shadow, shadow_nodes, t, rest[pos:], gpus, dur)
+            k, ks = fits_now(shadow, t, rest[pos:], gpus, dur)
             if k < 0:
                 break
             j = int(rest[pos + k])
-            node_occupy(free, nodes, j, g_[j], t, p_[j], ks, place)
-            node_occupy(shadow, shadow_nodes, j, g_[j], t, p_[j], ks)
+            occupy(prof, g_[j], t, p_[j], ks, place, j)
+            occupy(shadow, g_[j], t, p_[j], ks)
             start[j] = t
             alive[j] = False
             pos += k + 1
@@ -186,17 +125,14 @@ def conservative_starts(
     place
         On an instance with nodes, the placement array to fill (first fit).
     """
-    free = inst.batch_capacity(check_reservation(reservation))  # type: ignore[arg-type]
+    prof = new_profile(inst, reservation, "first-fit")
     jobs = job_arrays(inst)
     order = fifo_order(inst)
     start = np.full(inst.num_jobs, -1, dtype=np.int64)
-    nodes = node_profile(inst, reservation, "first-fit") if inst.has_nodes else None
-    if nodes is not None and place is None:
-        place = new_place(inst)
     rel = inst.releases[order]
     # events: the release slots; arrivals at one slot get reservations in list order
     for t in np.unique(rel).tolist():
-        serial_starts(free, order[rel == t], jobs, start, nodes=nodes, place=place)
+        serial_starts(prof, order[rel == t], jobs, start, place)
     return start
 
 

@@ -8,8 +8,10 @@ import numpy as np
 
 from instances import Instance, Result
 
-from ._core import earliest_fit, finish, occupy
-from .placement import new_place, node_fit, node_occupy, node_profile
+from .placement import new_place
+from .profile import fit, new_profile, occupy
+from .results import finish
+from .rules import fifo_order
 
 __all__ = ["fifo", "fifo_starts"]
 
@@ -39,23 +41,15 @@ def fifo_starts(
         On an instance with nodes, the placement array to fill (see
         :func:`heuristics.placement.new_place`).
     """
-    free = inst.batch_capacity(reservation)  # type: ignore[arg-type]
+    prof = new_profile(inst, reservation, "first-fit")
     start = np.full(inst.num_jobs, -1, dtype=np.int64)
-    order = np.argsort(inst.releases, kind="stable")
-    gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines
-    nodes = node_profile(inst, reservation, "first-fit") if inst.has_nodes else None
+    gpus, dur, rel, dl = (c.tolist() for c in (inst.gpus, inst.durations, inst.releases,
+                                               inst.deadlines))
     s_last = 0
-    for j in order.tolist():
-        g, p, lo = int(gpus[j]), int(dur[j]), max(int(rel[j]), s_last)
-        if nodes is None:
-            s = earliest_fit(free, g, p, lo, int(dl[j]))
-            if s >= 0:
-                occupy(free, s, g, p)
-        else:
-            s, ks = node_fit(free, nodes, j, g, p, lo, int(dl[j]))
-            if s >= 0:
-                node_occupy(free, nodes, j, g, s, p, ks, place)
+    for j in fifo_order(inst).tolist():
+        s, ks = fit(prof, gpus[j], dur[j], max(rel[j], s_last), dl[j])
         if s >= 0:
+            occupy(prof, gpus[j], s, dur[j], ks, place, j)
             start[j] = s
             s_last = s
     return start

@@ -4,13 +4,13 @@ Given slot prices ``lam`` (from :func:`milp.bound`, or any other source),
 each job's *reduced profit* is its value less the cheapest price of a run,
 ``v_j - g_j * min_s sum_{t in run(s)} lam[t]``: what the job is worth once
 the capacity it takes is paid for. Jobs are placed by the serial decoder
-(:func:`heuristics._core.serial_starts`, earliest fit) in a few orders
+(:func:`heuristics.decoder.serial_starts`, earliest fit) in a few orders
 derived from it, each decoded twice: earliest fit from the release, and a
 repair of the relaxed solution (each job placed at the earliest fit from
 its cheapest start at ``lam``, the jobs left over then from their release);
 the best schedule is kept. The multipliers are a
 parameter: this module does not compute them (heuristics do not import the
-MILP).
+MILP). On an instance with nodes the decoder places the jobs first fit.
 """
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ import numpy as np
 from instances import Instance, Result
 from instances.lagrangian import check_multipliers, reduced_profits
 
-from ._core import finish, job_arrays, serial_starts, start_value
+from .decoder import job_arrays, serial_starts
+from .placement import new_place
+from .profile import new_profile
+from .results import finish, start_value
 
 __all__ = ["ORDERS", "lagrangian_orders", "lagrangian_schedule", "lagrangian_starts"]
 
@@ -54,27 +57,33 @@ def lagrangian_orders(inst: Instance, lam: Any) -> dict[str, np.ndarray]:
     return {name: usable[np.lexsort((usable, *reversed(k)))] for name, k in keys.items()}
 
 
-def lagrangian_starts(inst: Instance, lam: Any) -> tuple[np.ndarray, str]:
-    """The best start array over :data:`ORDERS` and both decodings, and what gave it."""
+def lagrangian_starts(
+    inst: Instance, lam: Any, *, place: np.ndarray | None = None,
+) -> tuple[np.ndarray, str]:
+    """The best start array over :data:`ORDERS` and both decodings, and what gave it.
+
+    On an instance with nodes its placement is written into ``place`` when given.
+    """
     jobs = job_arrays(inst)
     profit, cheapest = reduced_profits(inst, lam)
-    g, p, r, d = jobs.arrays  # type: ignore[attr-defined]
-    relaxed = (g, p, np.where(profit > 0, cheapest, r).astype(np.int64), d)
-    cap = inst.batch_capacity("curve")
-    best: tuple[float, np.ndarray, str] | None = None
+    relaxed = jobs.copy()
+    relaxed[2] = np.where(profit > 0, cheapest, jobs[2])
+    empty = new_profile(inst, "curve")
+    best: tuple[float, np.ndarray, np.ndarray | None, str] | None = None
     for name, order in lagrangian_orders(inst, lam).items():
-        start = serial_starts(cap.copy(), order, jobs)
-        candidates = [(start, name)]
-        free = cap.copy()
-        start = serial_starts(free, order, relaxed)  # type: ignore[arg-type]
-        serial_starts(free, order[start[order] < 0], jobs, start)
-        candidates.append((start, f"{name}, repaired"))
-        for start, label in candidates:
+        for relax in (False, True):  # from the release; the relaxed solution repaired
+            cand_place = None if place is None else new_place(inst)
+            prof = empty.copy()
+            start = serial_starts(prof, order, relaxed if relax else jobs, None, cand_place)
+            if relax:
+                serial_starts(prof, order[start[order] < 0], jobs, start, cand_place)
             value = start_value(inst, start)
             if best is None or value > best[0]:
-                best = (value, start, label)
+                best = (value, start, cand_place, f"{name}, repaired" if relax else name)
     assert best is not None
-    return best[1], best[2]
+    if place is not None and best[2] is not None:
+        place[:] = best[2]
+    return best[1], best[3]
 
 
 def lagrangian_schedule(inst: Instance, lam: Any) -> Result:
@@ -99,6 +108,7 @@ def lagrangian_schedule(inst: Instance, lam: Any) -> Result:
     """
     t0 = time.perf_counter()
     lam = check_multipliers(inst, lam)
-    start, order = lagrangian_starts(inst, lam)
+    place = new_place(inst) if inst.has_nodes else None
+    start, order = lagrangian_starts(inst, lam, place=place)
     return finish(inst, "lagrangian-heuristic", start, reservation="curve", started_at=t0,
-                  message=f"order: {order}")
+                  message=f"order: {order}", place=place)

@@ -19,8 +19,10 @@ import numpy as np
 
 from instances import Instance, Result
 
-from ._core import check_reservation, finish, first_fits_now, job_arrays, serial_starts
-from .placement import check_placement, new_place, node_fits_now, node_occupy, node_profile
+from .decoder import job_arrays, serial_starts
+from .placement import new_place
+from .profile import fits_now, new_profile, occupy
+from .results import finish
 from .rules import order_by
 
 __all__ = ["list_schedule", "list_starts", "parallel_schedule", "parallel_starts"]
@@ -33,15 +35,9 @@ def list_starts(
     """Start array of the serial decoder for a job order (``-1``: not run).
 
     On an instance with nodes, the jobs are placed by the ``placement`` rule
-    and their nodes written into ``place`` (a new array, discarded, if ``None``).
+    and their nodes written into ``place`` when given.
     """
-    free = inst.batch_capacity(check_reservation(reservation))  # type: ignore[arg-type]
-    if not inst.has_nodes:
-        check_placement(placement)
-        return serial_starts(free, order, job_arrays(inst))
-    nodes = node_profile(inst, reservation, placement)
-    return serial_starts(free, order, job_arrays(inst), nodes=nodes,
-                         place=new_place(inst) if place is None else place)
+    return serial_starts(new_profile(inst, reservation, placement), order, job_arrays(inst), None, place)
 
 
 def list_schedule(
@@ -86,10 +82,7 @@ def parallel_starts(
     placement from ``t``, chosen by the ``placement`` rule and written into
     ``place``.
     """
-    free = inst.batch_capacity(check_reservation(reservation))  # type: ignore[arg-type]
-    check_placement(placement)
-    if inst.has_nodes:
-        return _parallel_nodes(inst, free, order, reservation, placement, place)
+    prof = new_profile(inst, reservation, placement)
     n, T = inst.num_jobs, inst.horizon
     gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines
     start = np.full(n, -1, dtype=np.int64)
@@ -100,39 +93,11 @@ def parallel_starts(
         cand = order[pending & (o_rel <= t) & (o_last >= t)]
         pos = 0
         while pos < cand.size:
-            k = first_fits_now(free, t, cand[pos:], gpus, dur)
+            k, ks = fits_now(prof, t, cand[pos:], gpus, dur)
             if k < 0:
                 break
             j = int(cand[pos + k])
-            free[t : t + dur[j]] -= gpus[j]
-            start[j] = t
-            pos += k + 1
-        if cand.size:
-            pending[start[order] >= 0] = False
-    return start
-
-
-def _parallel_nodes(
-    inst: Instance, free: np.ndarray, order: np.ndarray, reservation: str, placement: str,
-    place: np.ndarray | None,
-) -> np.ndarray:
-    """:func:`parallel_starts` on nodes."""
-    nodes = node_profile(inst, reservation, placement)
-    n, T = inst.num_jobs, inst.horizon
-    gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines
-    start = np.full(n, -1, dtype=np.int64)
-    order = np.asarray(order, dtype=np.int64)
-    pending = np.ones(order.size, dtype=bool)
-    o_rel, o_last = rel[order], (dl - dur)[order]
-    for t in range(T):
-        cand = order[pending & (o_rel <= t) & (o_last >= t)]
-        pos = 0
-        while pos < cand.size:
-            k, ks = node_fits_now(free, nodes, t, cand[pos:], gpus, dur)
-            if k < 0:
-                break
-            j = int(cand[pos + k])
-            node_occupy(free, nodes, j, int(gpus[j]), t, int(dur[j]), ks, place)
+            occupy(prof, int(gpus[j]), t, int(dur[j]), ks, place, j)
             start[j] = t
             pos += k + 1
         if cand.size:

@@ -1,7 +1,7 @@
 """Search over job orders with the serial decoder: biased sampling and local search.
 
 Both explore priority lists and decode each with the serial scheme of
-:func:`heuristics._core.serial_starts` (earliest fit, ``curve`` reservation by
+:func:`heuristics.decoder.serial_starts` (earliest fit, ``curve`` reservation by
 default). Both are deterministic for a given ``seed`` as long as their count
 budget (``passes``, ``iterations``) ends the run before ``time_limit`` does.
 
@@ -19,14 +19,13 @@ import numpy as np
 
 from instances import Instance, Result
 
-from ._core import check_reservation, finish, hinted_fit, job_arrays, serial_starts, start_value
-from .placement import NodeProfile, check_placement, new_place, node_profile
+from .decoder import job_arrays, serial_starts
+from .placement import new_place
+from .profile import Profile, new_profile
+from .results import finish, start_value
 from .rules import RULES, order_by
 
-__all__ = [
-    "NodeOrderSearch", "OrderSearch", "local_search", "local_search_order", "sampling",
-    "sampling_order",
-]
+__all__ = ["OrderSearch", "local_search", "local_search_order", "sampling", "sampling_order"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,10 +54,8 @@ def sampling_order(
     if passes < 1:
         raise ValueError(f"passes: must be >= 1, got {passes}")
     t0 = time.perf_counter()
-    cap = inst.batch_capacity(check_reservation(reservation))  # type: ignore[arg-type]
-    check_placement(placement)
-    nodes = node_profile(inst, reservation, placement) if inst.has_nodes else None
-    best_place = scratch = new_place(inst) if nodes is not None else None
+    prof = new_profile(inst, reservation, placement)
+    best_place = scratch = new_place(inst) if inst.has_nodes else None
     jobs = job_arrays(inst)
     n = inst.num_jobs
     rng = np.random.default_rng(seed)
@@ -78,12 +75,7 @@ def sampling_order(
         else:
             sigma = float(np.exp(rng.uniform(np.log(0.02), np.log(2.0))))
             order = np.argsort(ranks[k % len(ranks)] + sigma * rng.random(n), kind="stable")
-        if nodes is None:
-            start = serial_starts(cap.copy(), order, jobs)
-        else:
-            assert scratch is not None
-            scratch.fill(-1)
-            start = serial_starts(cap.copy(), order, jobs, nodes=nodes.copy(), place=scratch)
+        start = serial_starts(prof.copy(), order, jobs, None, scratch)
         val = start_value(inst, start)
         done += 1
         if val > best_val:
@@ -137,99 +129,21 @@ def sampling(
 
 
 class OrderSearch:
-    """Incremental serial decoding of a job order, for moves that change a suffix.
+    """Incremental serial decoding of a job order, for moves that change a stretch of it.
 
-    Keeps the free profile before each list position, so re-decoding after a
-    move that changes positions ``>= i`` starts from position ``i``.
+    Keeps the profile before every ``stride``-th list position (the chunks
+    the compiled decoder places in one call), so re-decoding after a move
+    that changes positions ``i .. k`` starts from the snapshot at or before
+    ``i``; and it stops at the first snapshot past ``k`` whose profile equals
+    the current order's: from there on both orders place the same jobs on the
+    same profile, so the rest is kept. On an instance with nodes the jobs are
+    placed by ``placement`` and :attr:`place` holds the current placement.
     """
 
-    def __init__(self, inst: Instance, order: np.ndarray, reservation: str = "curve") -> None:
-        self.inst = inst
-        self.jobs = job_arrays(inst)
-        self.values = inst.job_values.tolist()
-        self.n = inst.num_jobs
-        cap = inst.batch_capacity(check_reservation(reservation))  # type: ignore[arg-type]
-        self.order = np.array(order, dtype=np.int64)
-        self.snap = np.empty((self.n + 1, inst.horizon), dtype=np.int64)
-        self.snap[0] = cap
-        self.cum = np.zeros(self.n + 1)  # value placed before each position
-        self.start = np.full(self.n, -1, dtype=np.int64)
-        self._decode(self.order, 0, cap, self.snap, self.cum, self.start)
-        self._snap = np.empty_like(self.snap)  # scratch of try_order
-        self._cum = self.cum.copy()
-        self._start = self.start.copy()
-        self._tried: tuple[np.ndarray, int, int] = (self.order, 0, self.n)
-
-    def _decode(
-        self, order: np.ndarray, i: int, free: np.ndarray, snap: np.ndarray,
-        cum: np.ndarray, start: np.ndarray, k: int | None = None,
-    ) -> int:
-        """Decode ``order[i:]`` from profile ``free``; fill ``snap``, ``cum``, ``start``.
-
-        With ``k`` (the last position the move changed), stop at the first
-        position ``c > k`` whose profile equals the current order's: from
-        there on both orders place the same jobs on the same profile, so the
-        rest is copied. Returns ``c`` (``n`` when decoded to the end).
-        """
-        gpus, dur, rel, dl = self.jobs
-        vals = self.values
-        free = free.copy()
-        v = float(cum[i])
-        order_l = order.tolist()
-        hint: dict[tuple[int, int], tuple[int, int]] = {}
-        for pos in range(i, self.n):
-            j = order_l[pos]
-            g, p = gpus[j], dur[j]
-            s = hinted_fit(free, g, p, rel[j], dl[j], hint)
-            start[j] = s
-            if s >= 0:
-                free[s : s + p] -= g
-                v += vals[j]
-            snap[pos + 1] = free
-            cum[pos + 1] = v
-            if k is not None and pos >= k and pos + 1 < self.n and (free == self.snap[pos + 1]).all():
-                c = pos + 1
-                cum[c:] = self.cum[c:] + (v - self.cum[c])
-                return c
-        return self.n
-
-    @property
-    def value(self) -> float:
-        """Value of the current order's schedule."""
-        return float(self.cum[self.n])
-
-    def try_order(self, order: np.ndarray, i: int, k: int) -> float:
-        """Decode ``order``, equal to the current one outside positions ``i .. k``.
-
-        Returns the value of the tried order; :meth:`commit` makes it current.
-        """
-        self._cum[: i + 1] = self.cum[: i + 1]
-        self._start[:] = self.start
-        c = self._decode(order, i, self.snap[i], self._snap, self._cum, self._start, k)
-        self._tried = (order, i, c)
-        return float(self._cum[self.n])
-
-    def commit(self) -> None:
-        """Make the last tried order the current one."""
-        order, i, c = self._tried
-        self.order = order
-        self.snap[i + 1 : c + 1] = self._snap[i + 1 : c + 1]
-        self.cum, self._cum = self._cum, self.cum
-        self.start, self._start = self._start, self.start
-
-
-class NodeOrderSearch:
-    """:class:`OrderSearch` on nodes: the same interface, profiles kept every ``stride`` positions.
-
-    A profile on nodes is ``K + 1`` rows of ``T`` slots, too large to keep
-    before every list position of a large instance; snapshots every
-    ``stride`` positions (within about 64 MB) let a move at position ``i``
-    re-decode from the snapshot at or before ``i``, chunk by chunk, with the
-    compiled decoder.
-    """
-
+    STRIDE = 16
+    """Positions per chunk at least (a call of the compiled decoder costs some tens of jobs)."""
     MEMORY = 64 * 2**20
-    """Bytes the snapshots may take (sets ``stride``)."""
+    """Bytes the snapshots may take (a larger ``stride`` keeps them within it)."""
 
     def __init__(
         self, inst: Instance, order: np.ndarray, reservation: str = "curve",
@@ -237,58 +151,66 @@ class NodeOrderSearch:
     ) -> None:
         self.inst = inst
         self.jobs = job_arrays(inst)
-        self.values = inst.job_values
         self.n = inst.num_jobs
-        self.cap = inst.batch_capacity(check_reservation(reservation))  # type: ignore[arg-type]
-        self.nodes0 = node_profile(inst, reservation, placement)
-        per = (inst.num_nodes + 3) * inst.horizon * 8
-        self.stride = max(1, -(-(self.n + 1) * per // self.MEMORY))
+        self.prof0 = new_profile(inst, reservation, placement)
+        per = 2 * self.prof0.rows.nbytes  # the current snapshots and those of a tried order
+        self.stride = max(self.STRIDE, -(-(self.n + 1) * per // self.MEMORY))
+        chunks = max(1, -(-self.n // self.stride))
         self.order = np.array(order, dtype=np.int64)
+        self.snaps = np.empty((chunks, *self.prof0.rows.shape), dtype=np.int64)
         self.start = np.full(self.n, -1, dtype=np.int64)
-        self.place = new_place(inst)
-        self.snaps: list[tuple[np.ndarray, NodeProfile]] = []
-        self._value = self._decode(self.order, 0, self.start, self.place, self.snaps)
-        self._tried: tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[np.ndarray, NodeProfile]], float] = (
-            self.order, self.start, self.place, self.snaps, self._value)
+        self.place = new_place(inst) if inst.has_nodes else None
+        self._decode(self.order, 0, None, self.snaps, self.start, self.place)
+        self.value = start_value(inst, self.start)  # of the current order's schedule
+        self._snaps = np.empty_like(self.snaps)  # scratch of try_order
+        self._start = self.start.copy()
+        self._place = None if self.place is None else self.place.copy()
+        self._tried: tuple[np.ndarray, int, int, float] = (self.order, 0, 0, self.value)
 
     def _decode(
-        self, order: np.ndarray, b: int, start: np.ndarray, place: np.ndarray,
-        snaps: list[tuple[np.ndarray, NodeProfile]],
-    ) -> float:
-        """Decode ``order`` from snapshot ``b`` on (``snaps[b:]`` replaced); returns the value."""
-        if b == 0:
-            free, nodes = self.cap.copy(), self.nodes0.copy()
-        else:
-            free, nodes = self.snaps[b][0].copy(), self.snaps[b][1].copy()
-        del snaps[b:]
-        tail = order[b * self.stride :]
-        start[tail] = -1
-        place[tail] = -1
-        for c in range(b * self.stride, self.n, self.stride):
-            snaps.append((free.copy(), nodes.copy()))
-            serial_starts(free, order[c : c + self.stride], self.jobs, start, nodes=nodes,
-                          place=place)
-        if not snaps:
-            snaps.append((free.copy(), nodes.copy()))
-        return float(self.values[start >= 0].sum())
+        self, order: np.ndarray, b: int, k: int | None, snaps: np.ndarray, start: np.ndarray,
+        place: np.ndarray | None,
+    ) -> int:
+        """Decode ``order`` from chunk ``b`` on, filling ``snaps``, ``start`` and ``place``.
 
-    @property
-    def value(self) -> float:
-        """Value of the current order's schedule."""
-        return self._value
+        With ``k`` (the last position the move changed), stop at the first
+        chunk ``c`` starting past ``k`` whose profile equals the current
+        order's, and return ``c`` (the number of chunks when decoded to the end).
+        """
+        prof = Profile((self.prof0.rows if b == 0 else self.snaps[b]).copy(), self.prof0.sizes,
+                       self.prof0.frag, self.prof0.rule)
+        for c in range(b, snaps.shape[0]):
+            a = c * self.stride
+            if k is not None and a > k and np.array_equal(prof.rows, self.snaps[c]):
+                return c
+            snaps[c] = prof.rows
+            chunk = order[a : a + self.stride]
+            start[chunk] = -1
+            if place is not None:
+                place[chunk] = -1
+            serial_starts(prof, chunk, self.jobs, start, place)
+        return snaps.shape[0]
 
     def try_order(self, order: np.ndarray, i: int, k: int) -> float:
-        """Decode ``order``, equal to the current one before position ``i``; :meth:`commit` keeps it."""
+        """Decode ``order``, equal to the current one outside positions ``i .. k``.
+
+        Returns the value of the tried order; :meth:`commit` makes it current.
+        """
         b = i // self.stride
-        start, place = self.start.copy(), self.place.copy()
-        snaps = list(self.snaps[:b])
-        value = self._decode(order, b, start, place, snaps)
-        self._tried = (order, start, place, snaps, value)
+        self._start[:] = self.start
+        if self._place is not None:
+            self._place[:] = self.place
+        c = self._decode(order, b, k, self._snaps, self._start, self._place)
+        value = start_value(self.inst, self._start)
+        self._tried = (order, b, c, value)
         return value
 
     def commit(self) -> None:
         """Make the last tried order the current one."""
-        self.order, self.start, self.place, self.snaps, self._value = self._tried
+        self.order, b, c, self.value = self._tried
+        self.snaps[b:c] = self._snaps[b:c]
+        self.start, self._start = self._start, self.start
+        self.place, self._place = self._place, self.place
 
 
 def local_search_order(
@@ -311,23 +233,18 @@ def local_search_order(
     its value is not lower (equal values are accepted, to cross plateaus).
 
     On an instance with nodes, jobs are placed by ``placement``
-    (:class:`NodeOrderSearch`) and the final placement is copied into
+    (:class:`OrderSearch`) and the final placement is copied into
     ``place`` when given.
     """
     if iterations < 0:
         raise ValueError(f"iterations: must be >= 0, got {iterations}")
-    check_placement(placement)
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
-    st: OrderSearch | NodeOrderSearch
-    if inst.has_nodes:
-        st = NodeOrderSearch(inst, order, reservation, placement)
-    else:
-        st = OrderSearch(inst, order, reservation)
+    st = OrderSearch(inst, order, reservation, placement)
     n = inst.num_jobs
     done = 0
     if n < 2:
-        if place is not None and isinstance(st, NodeOrderSearch):
+        if place is not None and st.place is not None:
             place[:] = st.place
         return st.order, st.start, 0
     for _ in range(iterations):
@@ -351,7 +268,7 @@ def local_search_order(
         if st.try_order(new, i, k) >= st.value - 1e-9:
             st.commit()
     logger.debug("local search: %d moves, value %.6g", done, st.value)
-    if place is not None and isinstance(st, NodeOrderSearch):
+    if place is not None and st.place is not None:
         place[:] = st.place
     return st.order, st.start, done
 

@@ -18,9 +18,10 @@ from reference import (
 from strategies import random_instances
 
 import heuristics
-from heuristics._core import earliest_fit, job_arrays, serial_starts
 from heuristics.backfill import conservative_starts, easy_starts
+from heuristics.decoder import job_arrays, serial_starts
 from heuristics.listsched import list_starts, parallel_starts
+from heuristics.profile import earliest_fit, new_profile
 from heuristics.rules import RULES, order_by
 from instances import Instance, evaluate
 from matheuristics.best import CONSTRUCTIVE_MEMBERS
@@ -61,14 +62,13 @@ def test_decoders_match_references(inst: Instance, seed: int, rule: str) -> None
         assert parallel_starts(inst, order).tolist() == parallel_starts_ref(inst, order)
     for res in ("curve", "peak"):
         assert easy_starts(inst, res).tolist() == easy_starts_ref(inst, res)
-    # the decoder's hints depend on the order of earlier queries: decode a
-    # prefix, then the rest on the same profile, and compare with one pass
+    # decode a prefix, then the rest on the same profile, and compare with one pass
     jobs = job_arrays(inst)
     order = rng.permutation(inst.num_jobs)
-    free = inst.batch_capacity("curve")
+    prof = new_profile(inst, "curve")
     k = inst.num_jobs // 2
-    start = serial_starts(free, order[:k], jobs)
-    serial_starts(free, order[k:], jobs, start)
+    start = serial_starts(prof, order[:k], jobs)
+    serial_starts(prof, order[k:], jobs, start)
     assert start.tolist() == list_starts_ref(inst, order)
 
 

@@ -11,11 +11,12 @@ from reference_nodes import fifo_nodes_ref, list_starts_nodes_ref
 from strategies_nodes import node_instances
 
 import heuristics
-from heuristics import _core
-from heuristics._core import job_arrays, serial_starts, serial_starts_numpy
+from heuristics import decoder
 from heuristics.backfill import conservative_starts
+from heuristics.decoder import job_arrays, serial_starts, serial_starts_numpy
 from heuristics.fifo import fifo_starts
-from heuristics.placement import PLACEMENTS, lexicographic_subset, new_place, node_profile
+from heuristics.placement import PLACEMENTS, lexicographic_subset, new_place
+from heuristics.profile import new_profile
 from instances import Instance, Job, Node, Schedule, Service, evaluate
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
@@ -34,8 +35,7 @@ def test_compiled_numpy_and_reference_decoders_agree(inst: Instance, seed: int, 
     expect = list_starts_nodes_ref(inst, order, reservation, rule)
     for decode in (serial_starts, serial_starts_numpy):
         place = new_place(inst)
-        start = decode(inst.batch_capacity(reservation), order, job_arrays(inst),
-                       nodes=node_profile(inst, reservation, rule), place=place)
+        start = decode(new_profile(inst, reservation, rule), order, job_arrays(inst), None, place)
         assert (start.tolist(), _rows(place)) == expect
         evaluate(inst, Schedule.from_array(inst, start, place), reservation,  # type: ignore[arg-type]
                  enforce_reservation=True)
@@ -72,7 +72,7 @@ def test_methods_on_the_numpy_path_give_the_compiled_schedules(monkeypatch: pyte
               "sampling": {"passes": 6, "time_limit": None, "placement": "best-fit"},
               "local-search": {"iterations": 30, "time_limit": None}}
     fast = {m: heuristics.solve(inst, m, **kw).schedule for m, kw in params.items()}
-    monkeypatch.setattr(_core, "_COMPILED", [None])
+    monkeypatch.setattr(decoder, "_COMPILED", [None])
     for m, kw in params.items():
         assert heuristics.solve(inst, m, **kw).schedule == fast[m], m
 
@@ -106,8 +106,7 @@ def _three_nodes(jobs) -> Instance:
 
 def _place_one(inst: Instance, order: list[int], rule: str) -> list[list[int]]:
     place = new_place(inst)
-    serial_starts(inst.batch_capacity("curve"), np.array(order), job_arrays(inst),
-                  nodes=node_profile(inst, "curve", rule), place=place)
+    serial_starts(new_profile(inst, "curve", rule), np.array(order), job_arrays(inst), None, place)
     return _rows(place)
 
 
@@ -142,8 +141,8 @@ def test_frag_differs_from_best_fit_by_hand() -> None:
     assert _place_one(inst, [0], "frag")[0] == [0]
     for rule, expect in (("frag", 3), ("best-fit", 2), ("first-fit", 3)):  # first-fit: a, too
         place = new_place(inst)
-        start = serial_starts(inst.batch_capacity("curve"), np.arange(4), job_arrays(inst),
-                              nodes=node_profile(inst, "curve", rule), place=place)
+        start = serial_starts(new_profile(inst, "curve", rule), np.arange(4), job_arrays(inst),
+                              None, place)
         assert int((start[1:] == 0).sum()) == expect, rule
 
 
@@ -185,4 +184,4 @@ def test_placement_parameter_is_checked() -> None:
     with pytest.raises(ValueError, match="placement: unknown placement rule 'worst-fit'"):
         heuristics.solve(inst, "list", placement="worst-fit")
     with pytest.raises(ValueError, match="place: required"):
-        _core.finish(inst, "x", np.full(inst.num_jobs, -1), reservation="curve", started_at=0.0)
+        heuristics.finish(inst, "x", np.full(inst.num_jobs, -1), reservation="curve", started_at=0.0)

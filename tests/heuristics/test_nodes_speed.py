@@ -20,8 +20,9 @@ import numpy as np
 import pytest
 
 import instances
-from heuristics._core import job_arrays, serial_starts, serial_starts_numpy
-from heuristics.placement import PLACEMENTS, new_place, node_profile
+from heuristics.decoder import job_arrays, serial_starts, serial_starts_numpy
+from heuristics.placement import PLACEMENTS, new_place
+from heuristics.profile import new_profile
 from heuristics.rules import order_by
 from instances import Instance, Job, Node, Schedule, Service, evaluate
 
@@ -119,8 +120,7 @@ def _cases(seed: int) -> dict[str, str]:
             for rule in PLACEMENTS:
                 for name, order in orders.items():
                     place = new_place(inst)
-                    start = serial_starts(inst.batch_capacity(res), order, jobs,
-                                          nodes=node_profile(inst, res, rule), place=place)
+                    start = serial_starts(new_profile(inst, res, rule), order, jobs, None, place)
                     out[f"{seed} {shape} {res} {rule} {name}"] = _digest(start, place)
     return out
 
@@ -158,8 +158,7 @@ def test_jobs_of_many_nodes_match_the_numpy_decoder(shape: str, rule: str) -> No
     got = []
     for decode in (serial_starts, serial_starts_numpy):
         place = new_place(inst)
-        start = decode(inst.batch_capacity("curve"), order, job_arrays(inst),
-                       nodes=node_profile(inst, "curve", rule), place=place)
+        start = decode(new_profile(inst, "curve", rule), order, job_arrays(inst), None, place)
         got.append((start.tolist(), place.tolist()))
     assert got[0] == got[1]
     start, place = (np.array(a) for a in got[0])
