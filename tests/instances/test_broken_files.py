@@ -125,11 +125,9 @@ def test_broken_bench_config_library(name):
 def test_broken_bench_config_cli(name, capsys, tmp_path):
     path = BROKEN / name
     out = tmp_path / "out"
-    t0 = time.perf_counter()
     code = main(["bench", "--config", str(path), "-o", str(out), "--no-progress"])
-    assert time.perf_counter() - t0 < 2
     _assert_one_line_exit_2(code, capsys.readouterr().err, path, EXPECTED[name])
-    assert not (out / "cells").exists()  # nothing ran
+    assert not out.exists()  # refused before any folder or cell (no clock: the machine may be loaded)
 
 
 def test_bench_config_naming_a_broken_instance_file(tmp_path, capsys):
