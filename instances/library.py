@@ -73,14 +73,6 @@ class BoundProof:
     certificate: Path | None = None
     solver: dict[str, Any] | None = None
 
-    @property
-    def provenance(self) -> str:
-        """``certificate (<method>)`` or ``<solver> <version>, <status> at <limit> s``."""
-        if self.certificate is not None:
-            return "certificate"
-        s = self.solver or {}
-        return f"{s.get('name')} {s.get('version')}, {s.get('status')} at {s.get('time_limit'):g} s"
-
 
 @dataclass(frozen=True)
 class LibraryEntry:

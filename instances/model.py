@@ -223,11 +223,6 @@ class Job:
         for key, v in zip(("gpu_milli", "gpu_models", "cpu_milli", "memory_mib"), fields):
             object.__setattr__(self, key, v)
 
-    @property
-    def area(self) -> int:
-        """GPU-slots the job occupies when run."""
-        return self.gpus * self.duration
-
 
 @dataclass(frozen=True)
 class Node:

@@ -274,15 +274,10 @@ def cmd_reproduce_real(args: argparse.Namespace) -> int:
     base: dict[str, Any] = dict(REAL_QUICK) if args.quick else {
         "days": REAL_DAYS, "pools": REAL_POOLS, "time_limit": REAL_TIME_LIMIT,
         "best_time_limit": REAL_BEST_TIME_LIMIT}
-    if args.days is not None:
-        base["days"] = _int_list(args.days, "--days")
-    if args.pools is not None:
-        base["pools"] = _int_list(args.pools, "--pools")
-    for key in ("time_limit", "best_time_limit"):
-        if getattr(args, key) is not None:
-            base[key] = getattr(args, key)
-    if args.inference_share is not None:
-        base["inference_share"] = args.inference_share
+    for key in ("days", "pools", "time_limit", "best_time_limit", "inference_share"):
+        v = getattr(args, key)
+        if v is not None:
+            base[key] = _int_list(v, f"--{key}") if key in ("days", "pools") else v
     args.retry_errors = True  # a method that failed is not a result to keep
     try:
         cells = real_cells(**base)

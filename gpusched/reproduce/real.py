@@ -346,10 +346,9 @@ def reproduce_real(
         As in :func:`gpusched.sweep.run_bench` (a failed cell is run again by default).
     """
     out = Path(out)
-    if not (isinstance(time_limit, (int, float)) and time_limit >= 0):
-        raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
-    if not (isinstance(best_time_limit, (int, float)) and best_time_limit >= 0):
-        raise ValueError(f"best_time_limit: must be a number >= 0, got {best_time_limit!r}")
+    for key, v in (("time_limit", time_limit), ("best_time_limit", best_time_limit)):
+        if not (isinstance(v, (int, float)) and v >= 0):
+            raise ValueError(f"{key}: must be a number >= 0, got {v!r}")
     cells = real_cells(days, pools, time_limit=time_limit, best_time_limit=best_time_limit,
                        inference_share=inference_share, methods=methods)
     summary = run_bench(cells, out, workers=workers, scheduler=scheduler, progress=progress,
