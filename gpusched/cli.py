@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "gpusched.commands.traces",
     "gpusched.commands.bounds",
     "gpusched.commands.library",
+    "gpusched.commands.pack",
 )
 """Modules whose ``register(subparsers)`` adds subcommands, in help order."""
 

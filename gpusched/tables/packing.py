@@ -1,0 +1,179 @@
+"""The packing sweep's tables: ``pack.csv``, FGD's Fig. 9(a) with the bound, the bound's
+share of each policy's loss, and the offline orders.
+
+Every figure is read from the rows :mod:`gpusched.sweep.packing` stored (the
+checker's numbers); nothing is recomputed here but medians and ratios.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .render import Table, TableView
+
+__all__ = ["PACK_COLUMNS", "PAPER_UNALLOCATED", "avoidable_view", "fig9a_view", "order_view",
+           "pack_frame"]
+
+PACK_COLUMNS: tuple[str, ...] = ("policy", "seed", "arrived_pct", "allocated_pct",
+                                 "unallocated_pct", "fragmentation_pct", "bound_pct")
+"""The columns of ``pack.csv`` (``bound_pct``: no placement of the pods arrived by then
+allocates more; empty where no bound was computed)."""
+
+PAPER_UNALLOCATED: dict[str, float] = {
+    "random": 13.75, "dotprod": 9.44, "clustering": 8.42, "packing": 8.19, "bestfit": 7.09,
+    "fgd": 4.77,
+}
+"""Median unallocated GPU % at 100% arrived over 10 seeds, as published with FGD (Weng et
+al., USENIX ATC 2023; the simulator's ``analysis_allo_discrete.csv``)."""
+
+
+def _pct(milli: float, capacity: float) -> float:
+    return 100.0 * milli / capacity
+
+
+def _bounds(rows: Sequence[dict[str, Any]]) -> dict[tuple[int, int], dict[str, float]]:
+    """(seed, level) -> bound and best offline packing, in percent of the capacity."""
+    out = {}
+    for r in rows:
+        if r["policy"] != "bound":
+            continue
+        for lv, b in r["at_levels"].items():
+            out[(r["seed"], int(lv))] = {"bound": _pct(b["bound_milli"], r["capacity_milli"]),
+                                         "best": _pct(b["best_milli"], r["capacity_milli"])}
+    return out
+
+
+def pack_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """``pack.csv``: one row per policy, seed and integer arrived percentage."""
+    bounds = _bounds(rows)
+    parts = []
+    for r in rows:
+        if r["policy"] == "bound" or r["order"] != "arrival":
+            continue
+        c = pd.DataFrame(r["curve"])
+        c.insert(0, "seed", r["seed"])
+        c.insert(0, "policy", r["policy"])
+        c["bound_pct"] = [bounds.get((r["seed"], int(a)), {}).get("bound", np.nan)
+                          for a in c["arrived_pct"]]
+        parts.append(c)
+    if not parts:
+        return pd.DataFrame(columns=list(PACK_COLUMNS))
+    df = pd.concat(parts, ignore_index=True)
+    df["arrived_pct"] = df["arrived_pct"].astype(int)
+    return df[list(PACK_COLUMNS)].sort_values(["policy", "seed", "arrived_pct"], kind="stable")
+
+
+def _policy_order(policies: Sequence[str]) -> list[str]:
+    known = [p for p in PAPER_UNALLOCATED if p in policies]
+    return known + sorted(set(policies) - set(known))
+
+
+def fig9a_view(df: pd.DataFrame, rows: Sequence[dict[str, Any]],
+               levels: Sequence[int] = (90, 100, 120)) -> TableView:
+    """Median unallocated GPU % by policy at ``levels`` arrived (FGD's Fig. 9a), the
+    bound beside: the least any placement of those pods could leave unallocated."""
+    seeds = sorted(df["seed"].unique()) if len(df) else []
+    med = (df[df["arrived_pct"].isin(levels)]
+           .groupby(["policy", "arrived_pct"])["unallocated_pct"].median().unstack())
+    records, cells = [], []
+    for pol in _policy_order(list(med.index)):
+        vals = [float(med.loc[pol, lv]) if lv in med.columns else np.nan for lv in levels]
+        paper = PAPER_UNALLOCATED.get(pol, np.nan)
+        records.append({"policy": pol, **{f"u{lv}": v for lv, v in zip(levels, vals)},
+                        "paper_u100": paper})
+        cells.append([pol, *(_f(v) for v in vals), _f(paper)])
+    bounds = _bounds(rows)
+    for name, key, what in (("bound", "bound", "least unallocated any placement leaves"),
+                            ("best offline packing", "best", "found")):
+        vals = []
+        for lv in levels:
+            got = [100.0 - bounds[(s, lv)][key] for s in seeds if (s, lv) in bounds]
+            vals.append(float(np.median(got)) if got else np.nan)
+        if any(np.isfinite(vals)):
+            records.append({"policy": name, **{f"u{lv}": v for lv, v in zip(levels, vals)},
+                            "paper_u100": np.nan})
+            cells.append([f"{name} ({what})", *(_f(v) for v in vals), ""])
+    table = Table(
+        columns=["policy", *(f"{lv}% arrived" for lv in levels), "paper, 100%"],
+        rows=cells,
+        caption=f"Median unallocated GPU % over {len(seeds)} seed(s) of the openb instance",
+        notes=["Unallocated: 100 - allocated GPU milli over the capacity, after the pods "
+               "arrived by then (failed pods included). The bound row: 100 - the bound on the "
+               "GPU milli any offline placement of those pods could hold. Paper: FGD (Weng et "
+               "al., USENIX ATC 2023), median of 10 seeds."],
+        label="tab:fgd-fig9a",
+    )
+    return TableView(pd.DataFrame(records), table)
+
+
+def avoidable_view(rows: Sequence[dict[str, Any]],
+                   levels: Sequence[int] = (90, 100, 110, 120)) -> TableView:
+    """Per policy and level: unallocated %, and the share of it no placement could avoid
+    (``(capacity - bound) / (capacity - allocated)``), medians over the seeds with a bound."""
+    bounds = _bounds(rows)
+    per: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    for r in rows:
+        if r["policy"] == "bound" or r["order"] != "arrival":
+            continue
+        for lv in levels:
+            b = bounds.get((r["seed"], lv))
+            at = r["at_levels"].get(str(lv))
+            if b is None or at is None:
+                continue
+            u = 100.0 - _pct(at["allocated_milli"], r["capacity_milli"])
+            floor = 100.0 - b["bound"]
+            per.setdefault((r["policy"], lv), []).append((u, floor / u if u > 0 else np.nan))
+    records, cells = [], []
+    for pol in _policy_order(sorted({p for p, _ in per})):
+        row = [pol]
+        for lv in levels:
+            got = per.get((pol, lv), [])
+            u = float(np.median([x for x, _ in got])) if got else np.nan
+            share = float(np.nanmedian([s for _, s in got])) if got else np.nan
+            records.append({"policy": pol, "arrived_pct": lv, "unallocated_pct": u,
+                            "unavoidable_share": share})
+            row.append(f"{_f(u)} ({_f(100 * share, 0)}%)" if got else "")
+        cells.append(row)
+    table = Table(
+        columns=["policy", *(f"{lv}% arrived" for lv in levels)],
+        rows=cells,
+        caption="Unallocated GPU % after the pods arrived by each level, and (in brackets) "
+                "the share of it no placement could have avoided",
+        notes=["Share: (100 - bound) / unallocated, median over the seeds with a bound."],
+        label="tab:packing-avoidable",
+    )
+    return TableView(pd.DataFrame(records), table)
+
+
+def order_view(rows: Sequence[dict[str, Any]],
+               levels: Sequence[int] = (100, 120)) -> TableView:
+    """Median unallocated GPU % per policy and order (arrival and the offline orders)."""
+    per: dict[tuple[str, str, int], list[float]] = {}
+    for r in rows:
+        if r["policy"] == "bound":
+            continue
+        for lv in levels:
+            at = r.get("at_levels", {}).get(str(lv))
+            if at is not None:
+                u = 100.0 - _pct(at["allocated_milli"], r["capacity_milli"])
+                per.setdefault((r["policy"], r["order"], lv), []).append(u)
+    orders = sorted({o for _, o, _ in per}, key=lambda o: (o != "arrival", o))
+    records, cells = [], []
+    for pol in _policy_order(sorted({p for p, _, _ in per})):
+        for lv in levels:
+            vals = [float(np.median(per[(pol, o, lv)])) if (pol, o, lv) in per else np.nan
+                    for o in orders]
+            records.append({"policy": pol, "arrived_pct": lv, **dict(zip(orders, vals))})
+            cells.append([pol, f"{lv}%", *(_f(v) for v in vals)])
+    table = Table(columns=["policy", "arrived", *orders], rows=cells,
+                  caption="Median unallocated GPU %: the same pods in arrival order and in "
+                          "offline orders", label="tab:packing-orders")
+    return TableView(pd.DataFrame(records), table)
+
+
+def _f(x: float, digits: int = 2) -> str:
+    return "" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"

@@ -1,0 +1,179 @@
+"""The online placement loop: each pod, in turn, to the best-scoring node it fits, or dropped.
+
+A pod fits a node iff the node's model is allowed, free CPU and memory cover
+it, and it finds ``gpus`` fully free GPUs (whole GPUs) or one GPU with at least
+``gpu_milli`` free (a share). Among the nodes it fits, the highest score wins
+and ties go to the earliest node in the packing's order. On the chosen node a
+whole-GPU pod takes the lowest-indexed fully free GPUs; a share takes the GPU
+of its policy: FGD's own choice, a random one with room (``random``), the
+lowest-indexed one with room (``firstfit``), else the one with the least room
+that fits (the simulator's best-fit default). ``random`` draws its node
+uniformly among those the pod fits. The whole run is one compiled call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from instances.packing import GPU_MILLI, node_frag, nodes_frag
+
+from .scores import bestfit_score, clustering_score, dotprod_score, fgd_score, packing_score
+
+__all__ = ["POLICY_CODES", "run_online"]
+
+POLICY_CODES: dict[str, int] = {
+    "random": 0, "dotprod": 1, "clustering": 2, "packing": 3, "bestfit": 4, "fgd": 5,
+    "firstfit": 6,
+}
+"""Policy name -> the code the compiled loop dispatches on."""
+
+RANDOM, DOTPROD, CLUSTERING, PACKING, BESTFIT, FGD, FIRSTFIT = range(7)
+
+
+@njit(cache=True, inline="always")
+def _fits(j: int, n: int, pod_gpus: np.ndarray, pod_milli: np.ndarray, pod_cpu: np.ndarray,
+          pod_mem: np.ndarray, pod_allowed: np.ndarray, node_model: np.ndarray,
+          cpu: np.ndarray, mem: np.ndarray, full: np.ndarray,
+          maxleft: np.ndarray) -> bool:  # pragma: no cover (compiled)
+    # branch-free: the short-circuit form ran a hundred times slower under numba
+    g, m = pod_gpus[j], pod_milli[j]
+    shared = (g == 1) & (m < GPU_MILLI)
+    gpu_ok = (g == 0) | (shared & (maxleft[n] >= m)) | (~shared & (full[n] >= g))
+    return pod_allowed[j, node_model[n]] & (cpu[n] >= pod_cpu[j]) & (mem[n] >= pod_mem[j]) & gpu_ok
+
+
+@njit(cache=True)
+def run_online(policy: int, order: np.ndarray, pod_gpus: np.ndarray, pod_milli: np.ndarray,
+               pod_cpu: np.ndarray, pod_mem: np.ndarray, pod_allowed: np.ndarray,
+               node_gpus: np.ndarray, node_cpu: np.ndarray, node_mem: np.ndarray,
+               node_model: np.ndarray, t_cpu: np.ndarray, t_milli: np.ndarray,
+               t_gpus: np.ndarray, t_allowed: np.ndarray, t_freq: np.ndarray,
+               u_node: np.ndarray, u_gpu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # pragma: no cover (compiled; held to the reference loop in the tests)
+    """Place the pods of ``order`` one by one with ``policy`` (a :data:`POLICY_CODES` value).
+
+    Returns
+    -------
+    node_of, gpu_mask
+        Per pod (packing index): its node (-1 if it failed or is not in
+        ``order``) and its GPUs as a bit mask (bit ``i``: GPU ``i``).
+    """
+    n_nodes = node_gpus.shape[0]
+    width = 0
+    for n in range(n_nodes):
+        width = max(width, node_gpus[n])
+    left = np.zeros((n_nodes, width), dtype=np.int64)
+    for n in range(n_nodes):
+        left[n, :node_gpus[n]] = GPU_MILLI
+    cpu = node_cpu.copy()
+    mem = node_mem.copy()
+    full = node_gpus.copy()
+    total = node_gpus * GPU_MILLI
+    maxleft = np.full(n_nodes, GPU_MILLI, dtype=np.int64)
+    klass = np.zeros((n_nodes, width + 1), dtype=np.int64)  # pods per class: 0 share, g whole
+    classes = np.zeros(n_nodes, dtype=np.int64)
+    frag = np.zeros(n_nodes)
+    if policy == FGD:
+        frag = nodes_frag(cpu, left, node_gpus, node_model, t_cpu, t_milli, t_gpus, t_allowed,
+                          t_freq)
+    tmp = np.zeros(width, dtype=np.int64)
+    node_of = np.full(pod_gpus.shape[0], -1, dtype=np.int64)
+    gpu_mask = np.zeros(pod_gpus.shape[0], dtype=np.int64)
+    for j in order:
+        g, m, c = pod_gpus[j], pod_milli[j], pod_cpu[j]
+        shared = g == 1 and m < GPU_MILLI
+        best, best_score, best_gpu = -1, -1, -1
+        if policy == RANDOM:
+            count = 0
+            for n in range(n_nodes):
+                if _fits(j, n, pod_gpus, pod_milli, pod_cpu, pod_mem, pod_allowed, node_model,
+                         cpu, mem, full, maxleft):
+                    count += 1
+            if count > 0:
+                pick = min(int(u_node[j] * count), count - 1)
+                for n in range(n_nodes):
+                    if _fits(j, n, pod_gpus, pod_milli, pod_cpu, pod_mem, pod_allowed,
+                             node_model, cpu, mem, full, maxleft):
+                        if pick == 0:
+                            best = n
+                            break
+                        pick -= 1
+        else:
+            for n in range(n_nodes):
+                if not _fits(j, n, pod_gpus, pod_milli, pod_cpu, pod_mem, pod_allowed,
+                             node_model, cpu, mem, full, maxleft):
+                    continue
+                if policy == FIRSTFIT:
+                    best = n
+                    break
+                gpu = -1
+                if policy == DOTPROD:
+                    s = dotprod_score(cpu[n], total[n], c, g * m)
+                elif policy == BESTFIT:
+                    s = bestfit_score(cpu[n], total[n], c, g * m)
+                elif policy == CLUSTERING:
+                    k = 0 if shared else g
+                    s = clustering_score(total[n], klass[n, k] if k <= width else 0, classes[n], g)
+                elif policy == PACKING:
+                    s = packing_score(left[n, :node_gpus[n]], full[n], g, m)
+                else:
+                    s, gpu = fgd_score(left[n, :node_gpus[n]], cpu[n], node_model[n], frag[n],
+                                       g, m, c, tmp, t_cpu, t_milli, t_gpus, t_allowed, t_freq)
+                if s > best_score:
+                    best, best_score, best_gpu = n, s, gpu
+        if best < 0:
+            continue
+        n = best
+        row = left[n, :node_gpus[n]]
+        mask = 0
+        if shared:
+            i = -1
+            if policy == FGD:
+                i = best_gpu
+            elif policy == RANDOM:
+                room = 0
+                for k in range(row.shape[0]):
+                    if row[k] >= m:
+                        room += 1
+                pick = min(int(u_gpu[j] * room), room - 1)
+                for k in range(row.shape[0]):
+                    if row[k] >= m:
+                        if pick == 0:
+                            i = k
+                            break
+                        pick -= 1
+            else:
+                for k in range(row.shape[0]):
+                    if row[k] >= m and (i < 0 or (policy != FIRSTFIT and row[k] < row[i])):
+                        i = k
+            if row[i] == GPU_MILLI:
+                full[n] -= 1
+            row[i] -= m
+            mask = 1 << i
+        elif g > 0:
+            taken = 0
+            for k in range(row.shape[0]):
+                if taken < g and row[k] == GPU_MILLI:
+                    row[k] = 0
+                    mask |= 1 << k
+                    taken += 1
+            full[n] -= g
+        cpu[n] -= c
+        mem[n] -= pod_mem[j]
+        total[n] -= g * m
+        hi = 0
+        for k in range(row.shape[0]):
+            hi = max(hi, row[k])
+        maxleft[n] = hi
+        if g > 0:
+            k = 0 if shared else g
+            if klass[n, k] == 0:
+                classes[n] += 1
+            klass[n, k] += 1
+        if policy == FGD:
+            frag[n] = node_frag(cpu[n], row, node_model[n], t_cpu, t_milli, t_gpus, t_allowed,
+                                t_freq)
+        node_of[j] = n
+        gpu_mask[j] = mask
+    return node_of, gpu_mask
