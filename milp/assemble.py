@@ -65,7 +65,7 @@ def assemble(
     best = None
     for label, *sol in candidates:
         try:
-            schedule = schedule_of(inst, *sol)
+            schedule = schedule_of(inst, *sol)  # type: ignore[arg-type]
             metrics = evaluate(inst, schedule)
         except (InfeasibleScheduleError, ValueError) as e:
             notes.append(f"{label} rejected by the checker: {e}")

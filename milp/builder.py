@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -189,7 +190,7 @@ def build(
         sym_pairs, sym_blocks = order_rows(classes, nodes, rep[col_group], n_jobs)
     n_sum = sym_pairs.shape[0]
     busy = np.zeros((0, 2), dtype=np.int64)
-    cap_ent = (ent_col, ent_key, ent_coef)
+    cap_ent: tuple[np.ndarray, ...] = (ent_col, ent_key, ent_coef)
     if slotted and n:
         milli = resources(inst).gpu_milli[rep][col_group]
         busy, milli_rows, busy_ent = busy_columns(col_place, col_start, col_p, milli, place_gpu,
@@ -230,7 +231,8 @@ def build(
         rows.add_at(r_keys, binding.size, ent_key[at], ent_col[at], coef, ROW_ROUNDED,
                     cap_key[r_keys] // d)
     if nb:
-        rows.add(*milli_rows, ROW_GPU, np.arange(nb, dtype=np.int64), np.zeros(nb))
+        rows.add(milli_rows[0], milli_rows[1], milli_rows[2], ROW_GPU,
+                 np.arange(nb, dtype=np.int64), np.zeros(nb))
     if relax in ("exact", "fluid") and uses_resources(inst) and n:
         kind = {"cpu": ROW_CPU, "memory": ROW_MEMORY}
         for name, r_keys, e_key, e_col, e_val, upper in resource_rows(
@@ -245,7 +247,7 @@ def build(
     A.sum_duplicates()
     A.sort_indices()
     kinds = np.concatenate(rows.kinds)
-    stats = {
+    stats: dict[str, Any] = {
         "build_s": time.perf_counter() - t0,
         "candidate_columns": candidates,
         "columns_dropped_capacity": int(candidates - n - sum(dropped.values())),

@@ -117,8 +117,7 @@ def schedule_of(inst: Instance, start: np.ndarray, place: np.ndarray | None,
     held = gpu_indices(inst, start, place, gpu, offered)
     names = [n.name for n in inst.nodes or ()]
     starts = {inst.jobs[j].name: int(start[j]) for j in np.flatnonzero(start >= 0).tolist()}
-    indices = {inst.jobs[j].name: {names[k]: list(v) for k, v in on.items()}
-               for j, on in held.items()}
+    indices = {inst.jobs[j].name: {names[k]: v for k, v in on.items()} for j, on in held.items()}
     return Schedule(inst.name, starts, indices=indices)
 
 

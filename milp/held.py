@@ -82,8 +82,8 @@ class HeldBounds:
         if self.flat is not None:
             parts.append(f"flat model: {self.flat[1]}, bound {self.flat[0]:.6g}")
         if self.relaxed is not None:
-            b, status, kind = self.relaxed
-            parts.append(f"{kind} relaxation: {status}, bound {b:.6g}")
+            value, status, kind = self.relaxed
+            parts.append(f"{kind} relaxation: {status}, bound {value:.6g}")
         return "; ".join(parts)
 
 

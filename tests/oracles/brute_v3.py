@@ -154,11 +154,11 @@ def brute_force_v3(inst: Instance, reservation: str = "curve") -> tuple[float, S
 
     def visit(m: int, value: float) -> None:
         nonlocal best_value, best
-        if value > best_value:
-            best_value, best = value, ({n: s for n, s in starts.items()},
+        if value > best_value * (1 + 1e-12) + 1e-12:
+            best_value, best = value, (dict(starts),
                                        {n: dict(w) for n, w in where.items()})
-        if m == len(jobs) or value + rest[m] <= best_value:
-            return
+        if m == len(jobs) or value + rest[m] <= best_value * (1 + 1e-12) + 1e-12:
+            return  # even every job left cannot beat the best (float sums: a relative margin)
         job = jobs[m]
         end_by = T if job.deadline is None else min(job.deadline, T)
         for q in _placements(nodes, job):
@@ -218,5 +218,5 @@ def brute_force_v3(inst: Instance, reservation: str = "curve") -> tuple[float, S
 def _product(options: list[list[tuple[int, ...]]]) -> list[tuple[tuple[int, ...], ...]]:
     out: list[tuple[tuple[int, ...], ...]] = [()]
     for opts in options:
-        out = [o + (c,) for o in out for c in opts]
+        out = [(*o, c) for o in out for c in opts]
     return out
