@@ -1,11 +1,18 @@
 """The price of topology (the flat optimum minus the node optimum) and the price of sharing
-(the fluid optimum minus the optimum, model version 3), or brackets on them."""
+(the fluid optimum minus the optimum, model version 3), or brackets on them.
+
+Both compare a relaxation with the model it relaxes: a point of the model
+is one of the relaxation, so with ``coarse`` and ``fine`` the two solves the
+price is in ``[max(0, max(coarse value, fine value) - fine bound),
+coarse bound - fine value]``, and exactly the difference of the optima when
+both are proven.
+"""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from instances import Instance, Result, Status
 from instances.resources import shares_gpus
@@ -17,7 +24,46 @@ __all__ = ["PriceOfSharing", "PriceOfTopology", "price_of_sharing", "price_of_to
 
 
 @dataclass(frozen=True)
-class PriceOfTopology:
+class _Price:
+    """A price: the bracket's ends and whether both optima are proven."""
+
+    lower: float
+    upper: float
+    exact: bool
+    WHAT: ClassVar[str] = "price"
+
+    def _optima(self) -> tuple[float, Result]:
+        """The coarse model's best value and the fine model's result."""
+        raise NotImplementedError
+
+    @property
+    def value(self) -> float | None:
+        """The price, the coarse optimum minus the fine one, when both are proven; else ``None``."""
+        if not self.exact:
+            return None
+        coarse, fine = self._optima()
+        return max(coarse, fine.value) - fine.value
+
+    def summary(self) -> str:
+        """One line: the price or its bracket."""
+        name = self._optima()[1].schedule.instance
+        if self.value is not None:
+            return f"{name}: {self.WHAT} {self.value:.6g} (both optimal)"
+        return f"{name}: {self.WHAT} in [{self.lower:.6g}, {self.upper:.6g}]"
+
+
+def _bracket(what: str, inst: Instance, coarse: Relaxed | Result, fine: Result,
+             notes: str) -> tuple[float, float, bool]:
+    """``(lower, upper, exact)`` of ``coarse optimum - fine optimum`` (module notes)."""
+    if coarse.upper_bound is None or fine.upper_bound is None:
+        raise ValueError(f"{what}: a solve of {inst.name!r} left no bound ({notes})")
+    lower = max(0.0, max(coarse.value, fine.value) - fine.upper_bound)
+    upper = max(lower, coarse.upper_bound - fine.value)
+    return lower, upper, coarse.status is Status.OPTIMAL and fine.status is Status.OPTIMAL
+
+
+@dataclass(frozen=True)
+class PriceOfTopology(_Price):
     """The flat optimum minus the node optimum (the specification (docs/model.md)), or bounds on it.
 
     Attributes
@@ -32,25 +78,12 @@ class PriceOfTopology:
         The two solves.
     """
 
-    lower: float
-    upper: float
-    exact: bool
     flat: Result
     node: Result
+    WHAT: ClassVar[str] = "price of topology"
 
-    @property
-    def value(self) -> float | None:
-        """The price, ``flat optimum - node optimum``, when both are proven; else ``None``."""
-        if not self.exact:
-            return None
-        return max(self.flat.value, self.node.value) - self.node.value
-
-    def summary(self) -> str:
-        """One line: the price or its bracket."""
-        name = self.node.schedule.instance
-        if self.value is not None:
-            return f"{name}: price of topology {self.value:.6g} (both optimal)"
-        return f"{name}: price of topology in [{self.lower:.6g}, {self.upper:.6g}]"
+    def _optima(self) -> tuple[float, Result]:
+        return self.flat.value, self.node
 
 
 def price_of_topology(
@@ -72,18 +105,13 @@ def price_of_topology(
     flat = solve(inst.replace(nodes=None), time_limit=time_limit / 2, threads=threads)
     left = max(0.0, time_limit - (time.perf_counter() - t0))
     node = solve(inst, time_limit=left, threads=threads, flat=flat, **params)
-    if flat.upper_bound is None or node.upper_bound is None:
-        raise ValueError(f"price_of_topology: a solve of {inst.name!r} left no bound "
-                         f"(flat: {flat.message}; nodes: {node.message})")
-    flat_lower = max(flat.value, node.value)
-    lower = max(0.0, flat_lower - node.upper_bound)
-    upper = max(lower, flat.upper_bound - node.value)
-    exact = flat.status is Status.OPTIMAL and node.status is Status.OPTIMAL
-    return PriceOfTopology(lower, upper, exact, flat, node)
+    ends = _bracket("price_of_topology", inst, flat, node,
+                    f"flat: {flat.message}; nodes: {node.message}")
+    return PriceOfTopology(*ends, flat, node)
 
 
 @dataclass(frozen=True)
-class PriceOfSharing:
+class PriceOfSharing(_Price):
     """The fluid optimum minus the optimum (docs/model.md, model version 3), or bounds on it.
 
     What whole GPUs cost an optimal scheduler: in the fluid model a shared
@@ -102,25 +130,12 @@ class PriceOfSharing:
         The fluid relaxation's solve and the exact model's.
     """
 
-    lower: float
-    upper: float
-    exact: bool
     fluid: Relaxed
     optimum: Result
+    WHAT: ClassVar[str] = "price of sharing"
 
-    @property
-    def value(self) -> float | None:
-        """The price, ``fluid optimum - optimum``, when both are proven; else ``None``."""
-        if not self.exact:
-            return None
-        return max(self.fluid.value, self.optimum.value) - self.optimum.value
-
-    def summary(self) -> str:
-        """One line: the price or its bracket."""
-        name = self.optimum.schedule.instance
-        if self.value is not None:
-            return f"{name}: price of sharing {self.value:.6g} (both optimal)"
-        return f"{name}: price of sharing in [{self.lower:.6g}, {self.upper:.6g}]"
+    def _optima(self) -> tuple[float, Result]:
+        return self.fluid.value, self.optimum
 
 
 def price_of_sharing(
@@ -143,11 +158,6 @@ def price_of_sharing(
     fluid = relaxation(inst, "fluid", time_limit=time_limit / 2, threads=threads)
     left = max(0.0, time_limit - (time.perf_counter() - t0))
     res = solve(inst, time_limit=left, threads=threads, relaxed=fluid, **params)
-    if fluid.upper_bound is None or res.upper_bound is None:
-        raise ValueError(f"price_of_sharing: a solve of {inst.name!r} left no bound "
-                         f"(fluid: {fluid.message}; exact: {res.message})")
-    fluid_lower = max(fluid.value, res.value)
-    lower = max(0.0, fluid_lower - res.upper_bound)
-    upper = max(lower, fluid.upper_bound - res.value)
-    exact = fluid.status is Status.OPTIMAL and res.status is Status.OPTIMAL
-    return PriceOfSharing(lower, upper, exact, fluid, res)
+    ends = _bracket("price_of_sharing", inst, fluid, res,
+                    f"fluid: {fluid.message}; exact: {res.message}")
+    return PriceOfSharing(*ends, fluid, res)
