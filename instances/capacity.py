@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .resources import refuse_resources
+from .resources import refuse_resources, resources, uses_resources
 
 if TYPE_CHECKING:
     from .arrays import Reservation
@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_MAX_PLACEMENTS",
     "Capacity",
     "capacity",
+    "fits_alone",
     "job_placements",
     "lexicographic_subset",
     "place_starts",
@@ -174,7 +175,9 @@ def job_placements(
     A job of at most the largest node's GPUs: each node with room for it,
     ``(k,)``. A larger job: every set of whole nodes whose GPUs sum to
     exactly ``g_j``, ascending positions, in lexicographic order. A flat
-    instance: ``[(0,)]`` for every job (its one internal node).
+    instance: ``[(0,)]`` for every job (its one internal node). On model
+    version 3, only the nodes the job fits alone (:func:`fits_alone`: model,
+    CPU, memory) are used.
 
     Raises
     ------
@@ -183,16 +186,22 @@ def job_placements(
     """
     if not inst.has_nodes:
         return [[(0,)] for _ in inst.jobs]
-    refuse_resources(inst, "job_placements")
     sizes = tuple(int(m) for m in inst.node_gpus.tolist())
     largest = max(sizes)
+    fits = fits_alone(inst) if uses_resources(inst) else None
     out: list[list[tuple[int, ...]]] = []
     for i, job in enumerate(inst.jobs):
         g = job.gpus
         if g <= largest:
-            out.append([(k,) for k in range(len(sizes)) if sizes[k] >= g])
+            out.append([(k,) for k in range(len(sizes))
+                        if sizes[k] >= g and (fits is None or fits[i, k])])
             continue
-        sets = whole_node_sets(sizes, g, max_placements)
+        if fits is None:
+            sets = whole_node_sets(sizes, g, max_placements)
+        else:  # the sets of the nodes the job fits, mapped back to positions
+            at = np.flatnonzero(fits[i])
+            sets = tuple(tuple(int(at[k]) for k in q) for q in whole_node_sets(
+                tuple(sizes[k] for k in at.tolist()), g, max_placements))
         if len(sets) > max_placements:
             raise ValueError(
                 f"jobs[{i}].gpus: job {job.name!r} has more than "
@@ -200,6 +209,26 @@ def job_placements(
             )
         out.append(list(sets))
     return out
+
+
+def fits_alone(inst: Instance) -> np.ndarray:
+    """``(n, K)`` bool: job ``j`` alone on node ``k`` meets the node's model, CPU and memory.
+
+    The rules of :func:`instances.resources.has_placement`, over every job
+    and node at once: node ``k`` has a model the job accepts, and the
+    job's ``cpu_milli`` and ``memory_mib`` fit the node's, a job larger than
+    the largest node charging each of its nodes in proportion to the GPUs
+    it takes there (``cpu_j g_k / g_j``, compared as ``cpu_j g_k <= C_k g_j``
+    in integers, exact in float64). GPUs are not looked at.
+    """
+    res = resources(inst)
+    multi = inst.multi_node[:, None]
+    g, size = inst.gpus[:, None].astype(np.float64), inst.node_gpus[None, :].astype(np.float64)
+    ok = res.eligible.copy()
+    for need, cap in ((res.job_cpu, res.node_cpu), (res.job_memory, res.node_memory)):
+        need = need[:, None].astype(np.float64)
+        ok &= np.where(multi, need * size <= cap[None, :] * g, need <= cap[None, :])
+    return ok
 
 
 def place_starts(

@@ -10,6 +10,14 @@ with ``c[t] = G - sum_s d_s[t]`` and ``v_j = w_j g_j p_j slot_hours``. A start
 and ``g_j <= c[t]`` on every slot of the run. For every ``lam >= 0``,
 ``L(lam)`` is an upper bound on the value of every feasible schedule.
 
+On model version 3 the capacity rows are the fluid model's: a job counts
+its GPU amount ``a_j = g_j gpu_milli_j / 1000`` where ``g_j`` stands above
+(and ``v_j = w_j a_j p_j slot_hours``). A GPU busy with shares carries at
+most 1000 of them, so ``sum_j a_j <= c[t]`` holds for every feasible
+schedule and ``L`` stays an upper bound; a shared job still needs one GPU
+free of inference (``g_j = 1 <= c[t]``). Models, CPU and memory only
+restrict, and are left out.
+
 This module is the certificate's checker: it shares no code with the
 solvers (``milp``) or the heuristics. One evaluation costs O(jobs x slots):
 jobs are grouped by duration, the window sums of a duration come from one
@@ -33,10 +41,11 @@ from typing import Any
 import numpy as np
 
 from .model import Instance
-from .resources import refuse_resources
+from .resources import gpu_amounts, shares_gpus
 
 __all__ = [
-    "UNIT_ROUNDOFF", "check_multipliers", "lagrangian_value", "reduced_profits", "rounding_margin",
+    "UNIT_ROUNDOFF", "capacity_amounts", "check_multipliers", "lagrangian_value",
+    "reduced_profits", "rounding_margin",
 ]
 
 UNIT_ROUNDOFF = 2.0**-53
@@ -75,6 +84,12 @@ def check_multipliers(inst: Instance, lam: Any, where: str = "lam") -> np.ndarra
     return arr + 0.0  # turns -0.0 into 0.0
 
 
+def capacity_amounts(inst: Instance) -> np.ndarray:
+    """Each job's coefficient in the relaxed capacity rows: ``g_j``, or on model version 3
+    with shared jobs the fluid amount ``a_j`` (module notes). Float64."""
+    return gpu_amounts(inst) if shares_gpus(inst) else inst.gpus.astype(np.float64)
+
+
 def _short(x: Any) -> str:
     text = repr(x)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -104,11 +119,11 @@ def _job_terms(
 
     With ``clip=False``, the best reduced value itself (``-inf`` without a start).
     """
-    refuse_resources(inst, "the Lagrangian bound", shares_only=True)  # shares would undercut it
     n, T = inst.num_jobs, inst.horizon
     cap = inst.num_gpus - inst.total_demand
     prefix = np.concatenate([[0.0], np.cumsum(lam)])
     g, p = inst.gpus, inst.durations
+    a = capacity_amounts(inst)
     r, end, v = inst.releases, inst.deadlines, inst.job_values
     terms = np.zeros(n) if clip else np.full(n, -np.inf)
     feasible = np.zeros(n, dtype=bool)
@@ -134,7 +149,7 @@ def _job_terms(
             has = np.isfinite(cost)
             feasible[js] = has
             best_start[js] = np.where(has, at, -1)
-            best = np.where(has, v[js] - g[js] * np.where(has, cost, 0.0), -np.inf)
+            best = np.where(has, v[js] - a[js] * np.where(has, cost, 0.0), -np.inf)
             terms[js] = np.maximum(best, 0.0) if clip else best
     return terms, feasible, best_start
 
@@ -155,6 +170,10 @@ def rounding_margin(inst: Instance, lam: np.ndarray, capacity_part: float, job_p
     * :func:`math.fsum` of the terms and of the ``lam[t] c[t]`` products is
       correctly rounded (``u`` times the result); each product adds ``u``.
 
+    With shared jobs (model version 3), their ``a_j = gpu_milli_j / 1000``
+    is one more rounding: ``u a_j Lam <= u g_j Lam`` on the product and
+    ``u v_j`` on the value, added for those jobs.
+
     The sum of these, doubled, is returned; it is computed from rounded
     numbers, and doubling covers that too.
     """
@@ -164,6 +183,10 @@ def rounding_margin(inst: Instance, lam: np.ndarray, capacity_part: float, job_p
     gsum = float(inst.gpus[feasible].sum()) if feasible.any() else 0.0
     vsum = math.fsum(inst.job_values[feasible].tolist()) if feasible.any() else 0.0
     jobs = gsum * ((2.02 * T + 2.0) * u * Lam + 2.1 * u * Lam) + 4.0 * u * vsum
+    shared = feasible & (gpu_amounts(inst) < inst.gpus) if shares_gpus(inst) else None
+    if shared is not None and shared.any():
+        jobs += u * (float(inst.gpus[shared].sum()) * Lam
+                     + math.fsum(inst.job_values[shared].tolist()))
     sums = 2.0 * u * (abs(capacity_part) + abs(job_part)) + u * abs(capacity_part + job_part)
     return 2.0 * (jobs + sums)
 

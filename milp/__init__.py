@@ -7,10 +7,14 @@
     res = milp.solve(inst, time_limit=60, warm_start=None)   # HiGHS
     res = milp.solve(inst, backend="cpsat")      # the independent cross-check
     milp.price_of_topology(node_inst, 60)        # flat optimum minus node optimum, or bounds
+    milp.relaxation(v3_inst, "fluid")            # a relaxation's bound (model version 3)
+    milp.price_of_sharing(v3_inst, 60)           # fluid optimum minus optimum, or bounds
 
 One model for every instance: a flat pool is one node of ``G`` GPUs
 (:mod:`instances.capacity`), so an instance with nodes is solved by the same
-build, backends and checks, with node rows where they can bind.
+build, backends and checks, with node rows where they can bind; the
+resources of model version 3 (GPU models, shared GPUs, CPU, memory) are
+further rows and columns of the same build (:mod:`milp.shares`).
 
 Backends (:data:`BACKENDS`): ``highs`` (method ``milp``), ``pulp``
 (``milp-pulp``), ``cpsat`` (``cpsat``), ``portfolio`` (``milp``). Every
@@ -27,9 +31,11 @@ from .bound import BOUND_METHODS, Bound, bound
 from .builder import build
 from .formulation import DEFAULT_MAX_COLUMNS, Formulation
 from .progress import Progress
+from .relaxation import Relaxed, relaxation
+from .shares import RELAXATIONS
 from .solver import BACKENDS, METHOD_BACKENDS, METHOD_NAMES, solve, solve_arrays
 from .symmetry import SYMMETRY
-from .topology import PriceOfTopology, price_of_topology
+from .topology import PriceOfSharing, PriceOfTopology, price_of_sharing, price_of_topology
 
 __all__ = [
     "BACKENDS",
@@ -37,17 +43,22 @@ __all__ = [
     "DEFAULT_MAX_COLUMNS",
     "METHOD_BACKENDS",
     "METHOD_NAMES",
+    "RELAXATIONS",
     "SYMMETRY",
     "Bound",
     "Formulation",
     "IncumbentHooks",
+    "PriceOfSharing",
     "PriceOfTopology",
     "Progress",
     "RawSolve",
+    "Relaxed",
     "Solution",
     "bound",
     "build",
+    "price_of_sharing",
     "price_of_topology",
+    "relaxation",
     "solve",
     "solve_arrays",
 ]

@@ -11,8 +11,8 @@ Whatever the backend says, the :class:`~instances.Result` holds
   bug, reported as status ``error`` with the figures in ``message``.
 
 The status is the backend's, but for one case: a search stopped by its time
-limit whose value a solve of the flat model beside it (on nodes) proves
-optimal is ``optimal``.
+limit whose value a solve of the flat model beside it (on nodes) or of a
+relaxation (model version 3) proves optimal is ``optimal``.
 """
 
 from __future__ import annotations
@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from instances import InfeasibleScheduleError, Instance, Result, Schedule, Status, evaluate
+from instances import InfeasibleScheduleError, Instance, Result, Status, evaluate
 from instances.rounding import tolerance as rounding_tolerance
 
 from .backend import RawSolve
 from .formulation import Formulation
+from .gpus import schedule_of
 from .held import HeldBounds
 from .warm import WarmStart
 
@@ -56,17 +57,17 @@ def assemble(
     status = raw.status
     notes = [raw.message] if raw.message else []
     candidates: list[WarmStart] = []
-    if raw.start is not None:
-        candidates.append(("solver", raw.start, raw.place))
-    candidates += [("solver", s, p) for s, p in raw.alternatives]
-    candidates += [(f"warm start ({label})", s, p) for label, s, p in warm]
+    if raw.solution is not None:
+        candidates.append(("solver", *raw.solution))
+    candidates += [("solver", *sol) for sol in raw.alternatives]
+    candidates += [(f"warm start ({w[0]})", *w[1:]) for w in warm]
     candidates.append(("empty schedule", np.full(inst.num_jobs, -1, dtype=np.int64), None))
     best = None
-    for label, start, place in candidates:
-        schedule = Schedule.from_array(inst, start, place)
+    for label, *sol in candidates:
         try:
+            schedule = schedule_of(inst, *sol)  # type: ignore[arg-type]
             metrics = evaluate(inst, schedule)
-        except InfeasibleScheduleError as e:
+        except (InfeasibleScheduleError, ValueError) as e:
             notes.append(f"{label} rejected by the checker: {e}")
             status = Status.ERROR
             continue
@@ -95,7 +96,7 @@ def assemble(
         status, upper, bound_method = Status.ERROR, None, None
     else:
         upper = max(upper, value)
-        if (status is Status.TIME_LIMIT and held.flat is not None
+        if (status is Status.TIME_LIMIT and (held.flat is not None or held.relaxed is not None)
                 and upper - value <= tolerance(inst, value)):
             status = Status.OPTIMAL
     return Result(

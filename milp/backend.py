@@ -14,17 +14,23 @@ from .progress import Progress
 
 __all__ = ["Backend", "IncumbentHooks", "RawSolve", "Solution", "as_solution", "solution_value"]
 
-Solution = tuple[np.ndarray, np.ndarray | None]
+Solution = tuple[np.ndarray, np.ndarray | None] | tuple[np.ndarray, np.ndarray | None, np.ndarray]
 """A schedule as arrays: the per-job start array (``-1``: not run) and, on an instance
-with nodes, its placement array (``Schedule.to_placement_array``'s form; ``None`` flat)."""
+with nodes, its placement array (``Schedule.to_placement_array``'s form; ``None`` flat);
+on model version 3 with shared jobs a third array, each shared job's GPU (slot) on its
+node (``-1`` for the others; :mod:`milp.gpus`)."""
 
 
 def as_solution(x: Any) -> Solution | None:
-    """``x`` as a :data:`Solution`: a start array alone (flat), a pair, or ``None``."""
+    """``x`` as a :data:`Solution`: a start array alone (flat), a pair or a triple, or ``None``."""
     if x is None:
         return None
     if isinstance(x, tuple):
-        return np.asarray(x[0], dtype=np.int64), None if x[1] is None else np.asarray(x[1])
+        start = np.asarray(x[0], dtype=np.int64)
+        place = None if x[1] is None else np.asarray(x[1])
+        if len(x) > 2 and x[2] is not None:
+            return start, place, np.asarray(x[2], dtype=np.int64)
+        return start, place
     return np.asarray(x, dtype=np.int64), None
 
 
@@ -56,6 +62,8 @@ class RawSolve:
         Further incumbents (:data:`Solution` pairs) to check, best first (portfolio, hooks).
     place
         The incumbent's placement array on an instance with nodes (else ``None``).
+    gpu
+        With GPU slots (model version 3, shared jobs), each shared job's slot on its node.
     """
 
     status: Status
@@ -66,11 +74,14 @@ class RawSolve:
     message: str = ""
     alternatives: tuple[Solution, ...] = ()
     place: np.ndarray | None = None
+    gpu: np.ndarray | None = None
 
     @property
     def solution(self) -> Solution | None:
         """The incumbent as a :data:`Solution`, or ``None``."""
-        return None if self.start is None else (self.start, self.place)
+        if self.start is None:
+            return None
+        return (self.start, self.place) if self.gpu is None else (self.start, self.place, self.gpu)
 
 
 class Backend(Protocol):

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from instances import BoundCertificate, Instance, lagrangian_value
+from instances.resources import uses_resources
 
 from .builder import build
 from .formulation import ROW_CAPACITY
@@ -103,7 +104,10 @@ class Bound:
 def _lp_duals(inst: Instance, solver: str, time_limit: float | None,
               threads: int) -> tuple[list[np.ndarray], str]:
     """Candidate multipliers from the plain LP's capacity-row duals (both sign readings)."""
-    form = build(inst.replace(nodes=None) if inst.has_nodes else inst, rounding=())
+    if uses_resources(inst):  # the flat model on a_j: the rows the multipliers price
+        form = build(inst, rounding=(), relax="flat")
+    else:
+        form = build(inst.replace(nodes=None) if inst.has_nodes else inst, rounding=())
     if form.num_cols == 0:
         return [np.zeros(inst.horizon)], "no job can run"
     h = new_highs(threads)

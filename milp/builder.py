@@ -16,25 +16,32 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from instances import Instance
+from instances.arrays import Reservation
 from instances.capacity import DEFAULT_MAX_PLACEMENTS, Capacity, capacity, job_placements
+from instances.resources import gpu_amounts, resources, shares_gpus, uses_resources
 
+from .cuts import check_rounding, rounded_coefficients
 from .formulation import (
     DEFAULT_MAX_COLUMNS,
     DEFAULT_ROUNDING,
     ROW_ASSIGN,
     ROW_CAPACITY,
     ROW_CLIQUE,
+    ROW_CPU,
+    ROW_GPU,
+    ROW_MEMORY,
     ROW_ROUNDED,
     ROW_SYM,
     Formulation,
-    check_rounding,
-    rounded_coefficients,
 )
+from .shares import busy_columns, gpu_slots, node_kinds, relaxed_views, resource_rows
+from .spans import node_load, pool_load, runs
 from .symmetry import SYMMETRY, fixing_keeps, node_classes, order_rows
 
 __all__ = ["build"]
@@ -46,6 +53,7 @@ def build(
     inst: Instance, max_columns: int = DEFAULT_MAX_COLUMNS, *, aggregate: bool = True,
     cliques: bool = False, rounding: Sequence[int] = DEFAULT_ROUNDING, symmetry: str = "fix",
     max_placements: int = DEFAULT_MAX_PLACEMENTS, reserved: np.ndarray | None = None,
+    relax: str = "exact", reservation: Reservation = "curve",
 ) -> Formulation:
     """Build the time-indexed MILP of an instance (flat or on nodes) as arrays.
 
@@ -68,12 +76,14 @@ def build(
         of ``d``, the row ``sum_j a_j x_j <= floor(C / d)`` with
         ``a_j = floor(g_j / d) + max(0, g_j mod d - C mod d) / (d - C mod d)``
         over the columns it covers: the mixed-integer rounding of the
-        capacity row divided by ``d`` (:func:`milp.formulation.rounded_coefficients`),
+        capacity row divided by ``d`` (:func:`milp.cuts.rounded_coefficients`),
         valid for every integer schedule. With ``C = 9`` and ``d = 2``:
         ``4 x8 + 2 x4 + x2 <= 4`` over the 8-, 4- and 2-GPU jobs covering the slot.
+        Over whole-GPU jobs only (the rest of a row is left out, which keeps it valid).
     symmetry
         Handling of identical nodes, one of :data:`milp.symmetry.SYMMETRY`
-        (nothing to handle on a flat pool).
+        (nothing to handle on a flat pool); on version 3 also of the GPU
+        slots of a node (``"none"``: every slot for every shared job).
     max_placements
         Largest number of whole-node sets of one multi-node job.
     reserved
@@ -83,7 +93,19 @@ def build(
         :func:`matheuristics.lns.lns_improve`. A column then needs its room
         on its nodes over its run (a multi-node job: its nodes withheld
         nowhere), and nodes are identical only with equal rows. The pool's
-        own capacity stays the instance's ``G - sum_s d_s[t]``.
+        own capacity stays the instance's ``G - sum_s d_s[t]``. Refused with
+        shared jobs (GPUs withheld by fixed jobs are particular GPUs, which a
+        count does not say).
+    relax
+        The model, a key of :data:`milp.shares.RELAXATIONS`: ``"exact"`` (the
+        instance's), or a relaxation, each an upper bound (``"fluid"``,
+        ``"nodes"``, ``"flat"``; module notes of :mod:`milp.shares`). On a
+        version 1 or 2 instance ``"fluid"`` and ``"nodes"`` are the exact model.
+    reservation
+        ``"curve"`` (the default, what :func:`milp.solve` solves) or ``"peak"``:
+        the pool row at ``G - P`` and each node's GPUs less those the peak
+        reservation withholds there (the highest-indexed ones, so a node
+        offers GPUs ``0 .. c_k - 1``).
 
     Raises
     ------
@@ -94,51 +116,87 @@ def build(
     divisors = check_rounding(rounding)
     if symmetry not in SYMMETRY:
         raise ValueError(f"symmetry: must be one of {list(SYMMETRY)}, got {symmetry!r}")
-    model = capacity(inst, "curve")
+    cap_inst, place_inst = relaxed_views(inst, relax)
+    slotted = relax == "exact" and shares_gpus(inst)
+    fluid = relax != "exact" and shares_gpus(inst)
+    if reserved is not None and slotted:
+        raise ValueError(f"reserved: instance {inst.name!r} has shared jobs; GPUs withheld by "
+                         "fixed jobs are particular GPUs, which the count model does not say")
+    model = capacity(cap_inst, reservation)
     T, K, n_jobs = inst.horizon, model.num_nodes, inst.num_jobs
     free = _node_free(model, reserved)
-    classes = node_classes(model.sizes, free)
+    classes = node_classes(model.sizes, free, node_kinds(place_inst))
     reduce = symmetry != "none" and any(c.size > 1 for c in classes)
     rep, members = _groups(inst, aggregate and not (reduce and symmetry == "rows"))
     size = np.array([m.size for m in members], dtype=np.int64)
     col_group, col_start, col_place, placements, candidates = _columns(
-        inst, model, rep, max_columns, max_placements)
-    place_nodes = np.full((len(placements), max(inst.max_span, *map(len, placements))), -1,
-                          dtype=np.int64)
-    for i, q in enumerate(placements):
-        place_nodes[i, : len(q)] = q
+        place_inst, model, rep, max_columns, max_placements)
+    width = max(inst.max_span, *map(len, placements))
+    place_nodes = _place_array(placements, width)
     dropped: dict[str, int] = {"reserved": 0, "symmetry": 0}
-    for why, on in (("reserved", reserved is not None), ("symmetry", reduce)):
+    withheld = reserved is not None or reservation == "peak"
+    for why, on in (("reserved", withheld), ("symmetry", reduce)):
         if on and col_group.size:
-            keep = (_fits_free(inst, model, free, rep[col_group], col_start,
+            keep = (_fits_free(place_inst, model, free, rep[col_group], col_start,
                                place_nodes[col_place]) if why == "reserved" else
                     fixing_keeps(classes, place_nodes[col_place], col_group, members, n_jobs))
             dropped[why] = int(col_group.size - keep.sum())
             col_group, col_start, col_place = col_group[keep], col_start[keep], col_place[keep]
+    place_gpu = np.full(len(placements), -1, dtype=np.int64)
+    if slotted:
+        shared = resources(inst).shared[rep]
+        col_group, col_start, col_place, placements, place_gpu = gpu_slots(
+            col_group, col_start, col_place, placements, members, shared, free.min(axis=1),
+            symmetry != "none", n_jobs)
+        place_nodes = _place_array(placements, width)
     n = col_group.size
     g = inst.gpus[rep] if rep.size else np.zeros(0, dtype=np.int64)
-    col_g, col_p = g[col_group], inst.durations[rep][col_group] if rep.size else g[:0]
+    col_p = inst.durations[rep][col_group] if rep.size else g[:0]
+    # a group's GPUs in the pool and node rows: g_j, or the fluid amount a_j on a relaxation
+    amount = gpu_amounts(inst)[rep] if fluid and rep.size else g
+    col_a = amount[col_group]
 
-    # capacity entries (column, key, GPUs): key t is the pool at slot t, (1 + k) T + t node k
-    cover, slot = _runs(col_start, col_p)
-    max_load = _pool_load(T, col_group, col_start, col_p, g * size)
+    # capacity entries (column, key, GPUs): key t is the pool at slot t, (1 + k) T + t node k;
+    # a shared column has none of its own (its busy columns have them)
+    own = place_gpu[col_place] < 0
+    xc = np.arange(n, dtype=np.int64) if own.all() else np.flatnonzero(own)
+    idx, slot = runs(col_start[xc], col_p[xc])
+    cover = xc[idx]
+    max_load = pool_load(T, col_group, col_start, col_p, amount * size)
     nodes = place_nodes[col_place]
     may = np.asarray((free < model.pool).any(axis=1))  # elsewhere the pool row implies it
-    node_load = np.zeros((K, T), dtype=np.int64)
-    ent_col, ent_key, ent_coef = cover, slot, col_g[cover]
+    node_max = np.zeros((K, T), dtype=amount.dtype)
+    ent_col, ent_key, ent_coef = cover, slot, col_a[cover]
     if may.any() and n:
         m_col, m_slot = np.nonzero((nodes >= 0) & may[np.maximum(nodes, 0)])
         m_node = nodes[m_col, m_slot]
-        m_coef = np.where(model.multi[rep[col_group[m_col]]], model.sizes[m_node], col_g[m_col])
-        idx, t = _runs(col_start[m_col], col_p[m_col])
+        m_coef = np.where(model.multi[rep[col_group[m_col]]], model.sizes[m_node], col_a[m_col])
+        node_max = node_load(K, T, col_group[m_col] * K + m_node, col_start[m_col],
+                             col_p[m_col], m_coef * size[col_group[m_col]])
+        if not own.all():
+            mine = own[m_col]
+            m_col, m_node, m_coef = m_col[mine], m_node[mine], m_coef[mine]
+        idx, t = runs(col_start[m_col], col_p[m_col])
         ent_col = np.concatenate([cover, m_col[idx]])
         ent_key = np.concatenate([slot, (1 + m_node[idx]) * T + t])
-        ent_coef = np.concatenate([col_g[cover], m_coef[idx]])
-        node_load = _node_load(K, T, col_group[m_col] * K + m_node, col_start[m_col],
-                               col_p[m_col], m_coef * size[col_group[m_col]])
+        ent_coef = np.concatenate([col_a[cover], m_coef[idx]])
     cap_key = np.concatenate([model.pool, free.reshape(-1)])
     binding = np.concatenate([max_load > model.pool,
-                              ((node_load > free) & (free < model.pool)).reshape(-1)])
+                              ((node_max > free) & (free < model.pool)).reshape(-1)])
+
+    sym_pairs = np.zeros((0, 2), dtype=np.int64)
+    sym_blocks: list[tuple[np.ndarray, ...]] = []
+    if reduce and symmetry == "rows" and n:
+        sym_pairs, sym_blocks = order_rows(classes, nodes, rep[col_group], n_jobs)
+    n_sum = sym_pairs.shape[0]
+    busy = np.zeros((0, 2), dtype=np.int64)
+    cap_ent: tuple[np.ndarray, ...] = (ent_col, ent_key, ent_coef)
+    if slotted and n:
+        milli = resources(inst).gpu_milli[rep][col_group]
+        busy, milli_rows, busy_ent = busy_columns(col_place, col_start, col_p, milli, place_gpu,
+                                                  place_nodes[:, 0], T, n + n_sum)
+        cap_ent = tuple(np.concatenate([a, b]) for a, b in zip(cap_ent, busy_ent))
+    nb = busy.shape[0]
 
     rows = _Rows()
     # assignment rows, only where a group has more than one column (or copies)
@@ -150,7 +208,8 @@ def build(
     rows.add(arow[col_group][a_mask], np.flatnonzero(a_mask), np.ones(int(a_mask.sum())),
              ROW_ASSIGN, assign_groups, size[assign_groups])
     keys = np.flatnonzero(binding)
-    rows.add_at(keys, binding.size, ent_key, ent_col, ent_coef, ROW_CAPACITY, cap_key[keys])
+    rows.add_at(keys, binding.size, cap_ent[1], cap_ent[0], cap_ent[2], ROW_CAPACITY,
+                cap_key[keys])
     if cliques and n:
         big = 2 * ent_coef > cap_key[ent_key]
         big_count = np.bincount(ent_key[big], minlength=binding.size)  # columns, an over-count
@@ -162,28 +221,33 @@ def build(
         at = np.flatnonzero(big)
         rows.add_at(q_keys, binding.size, ent_key[at], ent_col[at], np.ones(at.size),
                     ROW_CLIQUE, np.ones(q_keys.size))
+    integral = ent_coef == np.floor(ent_coef) if fluid else np.ones(ent_coef.size, dtype=bool)
     for d in divisors if n else ():
         # a row only where it is not the capacity row over d, and not empty
-        at = np.flatnonzero((binding & (cap_key % d > 0))[ent_key])
+        at = np.flatnonzero((binding & (cap_key % d > 0))[ent_key] & integral)
         coef = rounded_coefficients(ent_coef[at], cap_key[ent_key[at]], d)
         at, coef = at[coef > 0], coef[coef > 0]
         r_keys = np.unique(ent_key[at])
         rows.add_at(r_keys, binding.size, ent_key[at], ent_col[at], coef, ROW_ROUNDED,
                     cap_key[r_keys] // d)
-    sym_pairs = np.zeros((0, 2), dtype=np.int64)
-    if reduce and symmetry == "rows" and n:
-        sym_pairs, blocks = order_rows(classes, nodes, rep[col_group], n_jobs)
-        for r_ids, c_ids, vals, kinds, refs, lower, upper in blocks:
-            rows.add(r_ids, c_ids, vals, int(kinds[0]), refs, upper, lower)
-    n_sum = sym_pairs.shape[0]
+    if nb:
+        rows.add(milli_rows[0], milli_rows[1], milli_rows[2], ROW_GPU,
+                 np.arange(nb, dtype=np.int64), np.zeros(nb))
+    if relax in ("exact", "fluid") and uses_resources(inst) and n:
+        kind = {"cpu": ROW_CPU, "memory": ROW_MEMORY}
+        for name, r_keys, e_key, e_col, e_val, upper in resource_rows(
+                inst, rep, col_group, col_start, col_p, nodes, size, model.multi):
+            rows.add_at(r_keys, K * T, e_key, e_col, e_val, kind[name], upper)
+    for r_ids, c_ids, vals, kinds, refs, lower, upper in sym_blocks:
+        rows.add(r_ids, c_ids, vals, int(kinds[0]), refs, upper, lower)
 
     A = sp.csc_matrix((np.concatenate(rows.vals), (np.concatenate(rows.rows),
                                                     np.concatenate(rows.cols))),
-                      shape=(rows.count, n + n_sum))
+                      shape=(rows.count, n + n_sum + nb))
     A.sum_duplicates()
     A.sort_indices()
     kinds = np.concatenate(rows.kinds)
-    stats = {
+    stats: dict[str, Any] = {
         "build_s": time.perf_counter() - t0,
         "candidate_columns": candidates,
         "columns_dropped_capacity": int(candidates - n - sum(dropped.values())),
@@ -195,25 +259,34 @@ def build(
         "classes": len(classes),
         "capacity_rows": int(keys.size),
         "node_rows": int(np.count_nonzero(keys >= T)),
-        "capacity_rows_dropped": int(np.count_nonzero(max_load > 0) + np.count_nonzero(node_load > 0)
+        "capacity_rows_dropped": int(np.count_nonzero(max_load > 0) + np.count_nonzero(node_max > 0)
                                      - keys.size),
         "assignment_rows": int(assign_groups.size),
         "clique_rows": int(np.count_nonzero(kinds == ROW_CLIQUE)),
         "rounded_rows": int(np.count_nonzero(kinds == ROW_ROUNDED)),
         "symmetry_rows": int(np.count_nonzero(kinds == ROW_SYM)),
     }
+    if uses_resources(inst) or relax != "exact" or reservation != "curve":
+        stats.update(relax=relax, reservation=reservation, busy_columns=nb,
+                     gpu_rows=int(np.count_nonzero(kinds == ROW_GPU)),
+                     cpu_rows=int(np.count_nonzero(kinds == ROW_CPU)),
+                     memory_rows=int(np.count_nonzero(kinds == ROW_MEMORY)))
+        if slotted:  # the shared columns are counted among those dropped otherwise
+            stats["columns_dropped_capacity"] = None
     empty = np.zeros(0, dtype=np.int64)
     form = Formulation(
         instance=inst,
         c=_ro(np.concatenate([inst.job_values[rep][col_group] if n else np.zeros(0),
-                              np.zeros(n_sum)])),
+                              np.zeros(n_sum + nb)])),
         A=A,
         row_lower=_ro(np.concatenate(rows.lower)),
         row_upper=_ro(np.concatenate(rows.upper)),
-        col_lower=_ro(np.zeros(n + n_sum)),
-        col_upper=_ro(np.concatenate([size[col_group].astype(np.float64), np.full(n_sum, np.inf)])),
+        col_lower=_ro(np.zeros(n + n_sum + nb)),
+        col_upper=_ro(np.concatenate([size[col_group].astype(np.float64), np.full(n_sum, np.inf),
+                                      np.ones(nb)])),
         integrality=_ro(np.concatenate([np.ones(n, dtype=np.int64),
-                                        np.zeros(n_sum, dtype=np.int64)])),
+                                        np.zeros(n_sum, dtype=np.int64),
+                                        np.ones(nb, dtype=np.int64)])),
         col_job=_ro(rep[col_group] if n else empty),
         col_start=_ro(col_start),
         col_group=_ro(col_group),
@@ -228,6 +301,9 @@ def build(
         row_ref=_ro(np.concatenate(rows.refs)),
         sym_pairs=_ro(sym_pairs),
         stats=stats,
+        place_gpu=_ro(place_gpu),
+        busy=_ro(busy),
+        relax=relax,
     )
     logger.debug("%s", form.summary())
     return form
@@ -273,9 +349,11 @@ def _groups(inst: Instance, aggregate: bool) -> tuple[np.ndarray, tuple[np.ndarr
     n = inst.num_jobs
     if not aggregate or n == 0:
         return np.arange(n, dtype=np.int64), tuple(np.array([j]) for j in range(n))
-    key = np.stack(
-        [inst.gpus, inst.durations, inst.releases, inst.deadlines, inst.priorities], axis=1
-    ).astype(np.float64)
+    cols = [inst.gpus, inst.durations, inst.releases, inst.deadlines, inst.priorities]
+    if uses_resources(inst):  # version 3: equal shares, models, CPU and memory too
+        res = resources(inst)
+        cols += [res.gpu_milli, res.job_cpu, res.job_memory, *res.eligible.T]
+    key = np.stack(cols, axis=1).astype(np.float64)
     _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     order = np.argsort(first, kind="stable")  # groups in order of their first job
@@ -351,6 +429,14 @@ def _columns(
             candidates)
 
 
+def _place_array(placements: Sequence[tuple[int, ...]], width: int) -> np.ndarray:
+    """The placements' node positions as an int64 array, ``-1`` padded to ``width``."""
+    out = np.full((len(placements), width), -1, dtype=np.int64)
+    for i, q in enumerate(placements):
+        out[i, : len(q)] = q
+    return out
+
+
 def _node_free(model: Capacity, reserved: np.ndarray | None) -> np.ndarray:
     """``(K, T)`` GPUs each node offers per slot: its capacity less ``reserved`` (checked)."""
     K, T = model.num_nodes, model.horizon
@@ -381,51 +467,11 @@ def _fits_free(
     m_node = nodes[m_col, m_slot]
     job = col_job[m_col]
     need = np.where(model.multi[job], model.sizes[m_node], inst.gpus[job])
-    idx, t = _runs(col_start[m_col], inst.durations[job])
+    idx, t = runs(col_start[m_col], inst.durations[job])
     short = free[m_node[idx], t] < need[idx]
     keep = np.ones(col_job.size, dtype=bool)
     keep[m_col[idx[short]]] = False
     return keep
-
-
-def _runs(starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For runs ``[starts[i], starts[i] + lens[i])``: each slot's run index and the slot."""
-    idx = np.repeat(np.arange(starts.size, dtype=np.int64), lens)
-    first = np.concatenate([[0], np.cumsum(lens)])[:-1]
-    return idx, np.arange(idx.size, dtype=np.int64) - np.repeat(first, lens) + starts[idx]
-
-
-def _pool_load(T: int, col_group: np.ndarray, col_start: np.ndarray, col_p: np.ndarray,
-               load: np.ndarray) -> np.ndarray:
-    """Largest load a slot could see: every group covering it at full size (``load`` each)."""
-    K = load.size
-    has = np.zeros(K, dtype=bool)
-    has[col_group] = True
-    lo_s = np.full(K, T, dtype=np.int64)
-    hi_e = np.zeros(K, dtype=np.int64)
-    np.minimum.at(lo_s, col_group, col_start)
-    np.maximum.at(hi_e, col_group, col_start + col_p)
-    diff = np.zeros(T + 1, dtype=np.int64)
-    np.add.at(diff, lo_s[has], load[has])
-    np.add.at(diff, hi_e[has], -load[has])
-    return np.cumsum(diff)[:T]
-
-
-def _node_load(K: int, T: int, pair: np.ndarray, lo: np.ndarray, dur: np.ndarray,
-               coef: np.ndarray) -> np.ndarray:
-    """``(K, T)`` largest load a node could see: each (group, node) pair once, over its span."""
-    up, inv = np.unique(pair, return_inverse=True)
-    first = np.full(up.size, T, dtype=np.int64)
-    last = np.zeros(up.size, dtype=np.int64)
-    top = np.zeros(up.size, dtype=np.int64)
-    np.minimum.at(first, inv, lo)
-    np.maximum.at(last, inv, lo + dur)
-    np.maximum.at(top, inv, coef)
-    res = up % K
-    diff = np.zeros(K * (T + 1), dtype=np.int64)
-    np.add.at(diff, res * (T + 1) + first, top)
-    np.add.at(diff, res * (T + 1) + last, -top)
-    return np.cumsum(diff.reshape(K, T + 1), axis=1)[:, :T]
 
 
 def _ro(a: np.ndarray) -> np.ndarray:

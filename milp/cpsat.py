@@ -12,6 +12,15 @@ the intervals placed there (``g_j``, or the node's GPUs for a multi-node
 job) and the GPUs withheld there as fixed intervals. A flat pool has no such
 node: its model is the one above.
 
+On model version 3 (:mod:`milp.shares`) a shared job chooses a GPU slot
+``(k, v)`` of its node instead (a literal each): each slot gets a cumulative
+of capacity 1000 holding the shares placed there, and a boolean per slot
+and time slot that must be on whenever a share placed there covers it
+(one clause per share, slot and time slot, over literals ``start <= t``);
+these busy booleans, as fixed intervals of one GPU, are what the shared
+jobs put in the pool and node cumulatives. Each node with CPU or memory
+gets a cumulative of them over the one-node jobs placed there.
+
 CP-SAT needs integer objective coefficients. Each job value ``v_j`` is scaled
 by ``S`` (a power of ten making every value an integer when one up to 10^6
 does, as for two-decimal priorities) and rounded *up*, ``c_j = ceil(v_j S)``,
@@ -30,10 +39,12 @@ from typing import Any
 import numpy as np
 
 from instances import Status
+from instances.resources import resources, uses_resources
 
 from .backend import RawSolve, Solution, as_solution
 from .formulation import Formulation
 from .progress import Progress
+from .shares import canonical_gpu
 
 __all__ = ["demand_runs", "objective_scale", "solve_cpsat"]
 
@@ -92,6 +103,9 @@ def solve_cpsat(
     """
     from ortools.sat.python import cp_model
 
+    if form.relax != "exact":
+        raise ValueError(f"relax: CP-SAT solves the exact model only, not the {form.relax!r} "
+                         "relaxation")
     inst = form.instance
     model = cp_model.CpModel()
     scale, coef = objective_scale(inst.job_values)
@@ -99,6 +113,8 @@ def solve_cpsat(
     for t, length, height in demand_runs(np.asarray(inst.total_demand)):
         jobs.pool.append(model.new_fixed_size_interval_var(t, length, f"demand_{t}"))
         jobs.heights.append(height)
+    if form.has_slots:
+        _busy(form, model, jobs)
     model.add_cumulative(jobs.pool, jobs.heights, inst.num_gpus)
     for k, (ivs, hs) in jobs.nodes.items():
         cap = int(form.node_free[k].max(initial=0))
@@ -106,6 +122,8 @@ def solve_cpsat(
             ivs.append(model.new_fixed_size_interval_var(t, length, f"withheld_{k}_{t}"))
             hs.append(height)
         model.add_cumulative(ivs, hs, cap)
+    if uses_resources(inst):
+        _node_resources(form, model, jobs)
     model.maximize(sum(int(coef[j]) * x for j, x in jobs.present.items()))
     ws = as_solution(warm_start)
     if ws is not None:
@@ -134,7 +152,7 @@ def solve_cpsat(
     finally:
         done.set()
     name = solver.status_name(code)
-    start = place = None
+    start = place = gpu = None
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         start = np.full(inst.num_jobs, -1, dtype=np.int64)
         for j, x in jobs.present.items():
@@ -145,6 +163,11 @@ def solve_cpsat(
             for (j, q), lit in jobs.on.items():
                 if solver.boolean_value(lit):
                     place[j] = form.place_nodes[q][: inst.max_span]
+        if form.has_slots:
+            gpu = np.full(inst.num_jobs, -1, dtype=np.int64)
+            for (j, q), lit in jobs.on.items():
+                if form.place_gpu[q] >= 0 and solver.boolean_value(lit):  # type: ignore[index]
+                    gpu[j] = form.place_gpu[q]  # type: ignore[index]
     if code == cp_model.OPTIMAL:
         status = Status.OPTIMAL
     elif code in (cp_model.FEASIBLE, cp_model.UNKNOWN):
@@ -166,6 +189,7 @@ def solve_cpsat(
         nodes=int(solver.num_branches),
         message=f"CP-SAT: {name}, objective scale {scale:g}",
         place=place,
+        gpu=gpu,
     )
 
 
@@ -179,6 +203,8 @@ class _JobVars:
     pool: list[Any] = field(default_factory=list)
     heights: list[int] = field(default_factory=list)
     nodes: dict[int, tuple[list[Any], list[int]]] = field(default_factory=dict)
+    placed: dict[tuple[int, int], Any] = field(default_factory=dict)
+    span: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
 def _job_vars(form: Formulation, model: Any) -> _JobVars:
@@ -189,6 +215,7 @@ def _job_vars(form: Formulation, model: Any) -> _JobVars:
     out = _JobVars()
     bound = set(form.bound_nodes.tolist())
     out.nodes = {k: ([], []) for k in sorted(bound)}
+    shared = resources(inst).shared if form.has_slots else np.zeros(inst.num_jobs, dtype=bool)
     group_cols = np.split(np.arange(form.num_x), np.flatnonzero(np.diff(form.col_group)) + 1)
     for cols in group_cols:
         if cols.size == 0:
@@ -204,9 +231,11 @@ def _job_vars(form: Formulation, model: Any) -> _JobVars:
             s = model.new_int_var_from_domain(domain, f"start_{job.name}")
             x = model.new_bool_var(f"run_{job.name}")
             iv = model.new_optional_fixed_size_interval_var(s, job.duration, x, f"iv_{job.name}")
-            out.pool.append(iv)
-            out.heights.append(job.gpus)
+            if not shared[j]:  # a share is in the pool through its GPU slot's busy booleans
+                out.pool.append(iv)
+                out.heights.append(job.gpus)
             out.starts[j], out.present[j] = s, x
+            out.span[j] = (int(union[0]), int(union[-1]))
             if previous is not None:  # identical jobs: run and start in order
                 model.add_implication(x, out.present[previous])
                 model.add(out.starts[previous] <= s).only_enforce_if(x)
@@ -223,7 +252,8 @@ def _job_vars(form: Formulation, model: Any) -> _JobVars:
                         s, sorted_interval_list.Domain.from_values(own.tolist())).only_enforce_if(lit)
                 on = iv if lit is x else model.new_optional_fixed_size_interval_var(
                     s, job.duration, lit, f"iv_{job.name}@{q}")
-                for node in bound.intersection(where):
+                out.placed[(j, q)] = on
+                for node in bound.intersection(where) if not shared[j] else ():
                     out.nodes[node][0].append(on)
                     out.nodes[node][1].append(job.gpus if len(where) == 1 else int(inst.node_gpus[node]))
                 out.on[(j, q)] = lit
@@ -235,10 +265,12 @@ def _job_vars(form: Formulation, model: Any) -> _JobVars:
 
 def _hint(form: Formulation, model: Any, jobs: _JobVars, ws: Solution) -> None:
     """The warm start as solution hints (placements relabelled as ``form.encode`` does)."""
-    start, place = ws
+    start, place = ws[0], ws[1]
     if place is not None and form.reduced:
         place = form.canonical(start, place)
-    index = {q: i for i, q in enumerate(form.placements)}
+    labels = np.full(start.shape[0], -1, dtype=np.int64)
+    if len(ws) > 2 and place is not None:
+        labels = canonical_gpu(start, place, ws[2], form.node_free.shape[0])  # type: ignore[misc]
     for j, x in jobs.present.items():
         run = int(start[j]) >= 0
         model.add_hint(x, run)
@@ -248,5 +280,66 @@ def _hint(form: Formulation, model: Any, jobs: _JobVars, ws: Solution) -> None:
         return
     for (j, q), lit in jobs.on.items():
         if lit is not jobs.present[j]:
-            model.add_hint(lit, int(start[j]) >= 0
-                           and index.get(tuple(int(k) for k in place[j] if k >= 0)) == q)
+            model.add_hint(lit, int(start[j]) >= 0 and form.place_index.get(
+                (tuple(int(k) for k in place[j] if k >= 0), int(labels[j]))) == q)
+
+
+def _busy(form: Formulation, model: Any, jobs: _JobVars) -> None:
+    """Per GPU slot: its cumulative of shares, and busy booleans in the pool and node cumulatives."""
+    inst = form.instance
+    milli = resources(inst).gpu_milli
+    bound = set(jobs.nodes)
+    by_slot: dict[int, list[tuple[int, Any]]] = {}
+    for (j, q), on in jobs.placed.items():
+        if form.place_gpu[q] >= 0:  # type: ignore[index]
+            by_slot.setdefault(q, []).append((j, on))
+    order: dict[int, dict[int, Any]] = {}  # per shared job, the literals start <= t
+
+    def at_most(j: int, t: int) -> Any:
+        lits = order.setdefault(j, {})
+        if t not in lits:
+            lit = lits[t] = model.new_bool_var(f"le_{inst.jobs[j].name}_{t}")
+            model.add(jobs.starts[j] <= t).only_enforce_if(lit)
+            model.add(jobs.starts[j] >= t + 1).only_enforce_if(~lit)
+        return lits[t]
+
+    for q, held in sorted(by_slot.items()):
+        k = form.placements[q][0]
+        model.add_cumulative([on for _, on in held], [int(milli[j]) for j, _ in held], 1000)
+        busy: dict[int, Any] = {}
+        for j, _ in held:
+            p = int(inst.durations[j])
+            lo, hi = jobs.span[j]
+            for t in range(lo, hi + p):
+                b = busy.get(t)
+                if b is None:
+                    b = busy[t] = model.new_bool_var(f"busy_{q}_{t}")
+                    iv = model.new_optional_fixed_size_interval_var(t, 1, b, f"busyiv_{q}_{t}")
+                    jobs.pool.append(iv)
+                    jobs.heights.append(1)
+                    if k in bound:
+                        jobs.nodes[k][0].append(iv)
+                        jobs.nodes[k][1].append(1)
+                # placed on q and covering t (start <= t and not start <= t - p) => busy
+                clause = [jobs.on[(j, q)].Not(), b]
+                if t < hi:
+                    clause.append(at_most(j, t).Not())
+                if t - p >= lo:
+                    clause.append(at_most(j, t - p))
+                model.add_bool_or(clause)
+
+
+def _node_resources(form: Formulation, model: Any, jobs: _JobVars) -> None:
+    """CPU and memory cumulatives of the nodes that state them, over the one-node jobs there."""
+    inst = form.instance
+    res = resources(inst)
+    for need, cap in ((res.job_cpu, res.node_cpu), (res.job_memory, res.node_memory)):
+        held: dict[int, tuple[list[Any], list[int]]] = {}
+        for (j, q), on in jobs.placed.items():
+            where = form.placements[q]
+            if len(where) == 1 and need[j] > 0 and np.isfinite(cap[where[0]]):
+                ivs, hs = held.setdefault(where[0], ([], []))
+                ivs.append(on)
+                hs.append(int(need[j]))
+        for k, (ivs, hs) in sorted(held.items()):
+            model.add_cumulative(ivs, hs, int(cap[k]))

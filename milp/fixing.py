@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from instances import Instance, lagrangian_value
-from instances.lagrangian import check_multipliers
+from instances.lagrangian import capacity_amounts, check_multipliers
 
 from .formulation import Formulation
 
@@ -73,7 +73,8 @@ def column_bounds(inst: Instance, lam: np.ndarray, jobs: np.ndarray, starts: np.
     """
     prefix = np.concatenate([[0.0], np.cumsum(lam)])
     p = inst.durations[jobs]
-    profit = inst.job_values[jobs] - inst.gpus[jobs] * (prefix[starts + p] - prefix[starts])
+    profit = (inst.job_values[jobs]
+              - capacity_amounts(inst)[jobs] * (prefix[starts + p] - prefix[starts]))
     best = np.zeros(inst.num_jobs)
     np.maximum.at(best, jobs, profit)
     return total - best[jobs] + profit

@@ -24,11 +24,11 @@ import scipy.sparse as sp
 from instances import Instance
 
 from .export import pulp_model, unique_names, write_model
+from .shares import canonical_gpu
 
 __all__ = [
     "DEFAULT_MAX_COLUMNS", "DEFAULT_ROUNDING", "ROW_ASSIGN", "ROW_CAPACITY", "ROW_CLIQUE",
-    "ROW_ROUNDED", "ROW_SYM", "ROW_SYM_SUM", "Formulation", "check_rounding",
-    "rounded_coefficients",
+    "ROW_CPU", "ROW_GPU", "ROW_MEMORY", "ROW_ROUNDED", "ROW_SYM", "ROW_SYM_SUM", "Formulation",
 ]
 
 DEFAULT_MAX_COLUMNS = 5_000_000
@@ -37,6 +37,10 @@ DEFAULT_MAX_COLUMNS = 5_000_000
 ROW_ASSIGN, ROW_CAPACITY, ROW_CLIQUE, ROW_ROUNDED, ROW_SYM_SUM, ROW_SYM = 0, 1, 2, 3, 4, 5
 """Row kinds in :attr:`Formulation.row_kind`: assignment, capacity (pool and nodes), clique,
 rounded capacity, and the running sums and order rows of the ``rows`` symmetry mode."""
+
+ROW_GPU, ROW_CPU, ROW_MEMORY = 6, 7, 8
+"""Row kinds of model version 3: per GPU slot and slot of time (the shares' ``gpu_milli``),
+and CPU and memory per node and slot (:mod:`milp.shares`)."""
 
 DEFAULT_ROUNDING = (2, 4)
 """Divisors of the rounded capacity rows :func:`milp.build` adds unless told otherwise."""
@@ -48,8 +52,11 @@ class Formulation:
 
     Every array is read-only. The first :attr:`num_x` columns are the
     integer ``x``, sorted by group (a single job, or several identical jobs
-    when aggregated), then placement, then start; the others are the
-    continuous running sums of the ``rows`` symmetry mode.
+    when aggregated), then placement, then start; then the continuous
+    running sums of the ``rows`` symmetry mode; then, on model version 3
+    with shared jobs, the binary busy columns (:mod:`milp.shares`). A
+    shared job's placement is a GPU slot of a node: its node in
+    :attr:`placements`, its label in :attr:`place_gpu`.
 
     Attributes
     ----------
@@ -88,11 +95,18 @@ class Formulation:
     row_ref
         Group index (assignment rows), ``resource * horizon + slot`` (capacity,
         clique and rounded rows; resource 0 is the pool, ``1 + k`` node ``k``),
-        or ``node * num_jobs + job`` (symmetry rows).
+        ``node * num_jobs + job`` (symmetry rows), the busy column's index
+        (per-GPU rows) or ``node * horizon + slot`` (CPU and memory rows).
     sym_pairs
         For each running-sum column ``num_x + i``: ``(job, node)``.
     stats
         Build figures: seconds, rows kept and dropped, columns dropped.
+    place_gpu
+        Per placement, its GPU slot's label on its node, or ``-1`` (not a slot).
+    busy
+        ``(nb, 2)``: per busy column, its slot's placement index and time slot (ascending).
+    relax
+        The model (:data:`milp.shares.RELAXATIONS`): ``"exact"`` or a relaxation.
     """
 
     instance: Instance
@@ -117,6 +131,9 @@ class Formulation:
     row_ref: np.ndarray
     sym_pairs: np.ndarray
     stats: dict[str, Any] = field(default_factory=dict)
+    place_gpu: np.ndarray | None = None
+    busy: np.ndarray | None = None
+    relax: str = "exact"
 
     # ----------------------------------------------------------------- sizes
     @property
@@ -138,6 +155,21 @@ class Formulation:
     def nnz(self) -> int:
         """Nonzeros of :attr:`A`."""
         return int(self.A.nnz)
+
+    @property
+    def num_busy(self) -> int:
+        """Number of busy columns (the last ones)."""
+        return 0 if self.busy is None else int(self.busy.shape[0])
+
+    @cached_property
+    def has_slots(self) -> bool:
+        """Whether shared jobs sit on GPU slots (model version 3 with shared jobs, exact model)."""
+        return self.place_gpu is not None and bool((self.place_gpu >= 0).any())
+
+    @property
+    def has_nodes(self) -> bool:
+        """Whether the model places jobs on the instance's nodes (not a flat pool or relaxation)."""
+        return self.instance.has_nodes and self.relax != "flat"
 
     @property
     def columns(self) -> tuple[np.ndarray, np.ndarray]:
@@ -189,14 +221,19 @@ class Formulation:
         return np.where(out < K, out, -1)
 
     def encode(
-        self, start: np.ndarray, place: np.ndarray | None = None, *, relabel: bool = True
+        self, start: np.ndarray, place: np.ndarray | None = None, gpu: np.ndarray | None = None,
+        *, relabel: bool = True,
     ) -> np.ndarray:
         """Column vector of a schedule's arrays (``Schedule.from_array``'s; running sums included).
 
         ``place`` is needed on an instance with nodes and ignored on a flat
         one. Under a symmetry reduction the placement is first relabelled
         to the form the reduction keeps (:meth:`canonical`), unless ``relabel``
-        is false.
+        is false. With GPU slots (:attr:`has_slots`), ``gpu`` gives each
+        shared job's GPU on its node (``-1`` for the others); the GPUs of a
+        node are relabelled as the reduction keeps them
+        (:func:`milp.shares.canonical_gpu`) unless ``relabel`` is false,
+        and the busy columns follow.
 
         Raises
         ------
@@ -217,7 +254,7 @@ class Formulation:
             return x
         group_of = self._group_of
         pid = np.zeros(run.size, dtype=np.int64)
-        if not inst.has_nodes:
+        if not self.has_nodes:
             place = None
         else:
             if place is None:
@@ -225,8 +262,17 @@ class Formulation:
             place = np.asarray(place, dtype=np.int64)
             if relabel and self.reduced:
                 place = self.canonical(start, place)
-            index = {q: i for i, q in enumerate(self.placements)}
-            pid = np.array([index.get(tuple(k for k in place[j].tolist() if k >= 0), -1)
+            labels = np.full(inst.num_jobs, -1, dtype=np.int64)
+            if self.has_slots:
+                if gpu is None:
+                    raise ValueError(f"gpu: instance {inst.name!r} has shared jobs, the GPU of "
+                                     "each is needed")
+                labels = np.asarray(gpu, dtype=np.int64)
+                if relabel:
+                    labels = canonical_gpu(start, place, labels, self.node_free.shape[0])
+            index = self.place_index
+            pid = np.array([index.get((tuple(k for k in place[j].tolist() if k >= 0),
+                                       int(labels[j])), -1)
                             for j in run.tolist()], dtype=np.int64)
         # columns are sorted by (group, placement, start): search the triple as one key
         T, P = inst.horizon + 1, len(self.placements)
@@ -245,15 +291,36 @@ class Formulation:
             on = np.zeros((inst.num_jobs, self.node_free.shape[0]))
             for j in run.tolist():
                 on[j, place[j][place[j] >= 0]] = 1.0  # type: ignore[index]
-            x[self.num_x :] = np.cumsum(on, axis=0)[self.sym_pairs[:, 0], self.sym_pairs[:, 1]]
+            x[self.num_x : self.num_x + self.sym_pairs.shape[0]] = np.cumsum(on, axis=0)[
+                self.sym_pairs[:, 0], self.sym_pairs[:, 1]]
+        if self.num_busy:
+            slot = self.place_gpu[pid] >= 0  # type: ignore[index]
+            jobs, q = run[slot], pid[slot]
+            idx = np.repeat(np.arange(jobs.size), inst.durations[jobs])
+            t = np.arange(idx.size) - np.repeat(np.cumsum(inst.durations[jobs])
+                                                - inst.durations[jobs], inst.durations[jobs])
+            want = np.unique(q[idx] * inst.horizon + start[jobs][idx] + t)
+            have = self.busy[:, 0] * inst.horizon + self.busy[:, 1]  # type: ignore[index]
+            x[self.num_cols - self.num_busy + np.searchsorted(have, want)] = 1.0
         return x
 
     def decode(self, x: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """Start and placement arrays of a column vector (rounded); the placement is ``None`` when flat."""
+        start, place, _ = self.decode_all(x)
+        return start, place
+
+    def decode_all(
+        self, x: Sequence[float] | np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """:meth:`decode`, and with GPU slots each shared job's slot label (``-1``: not shared).
+
+        The third array is ``None`` without GPU slots.
+        """
         inst = self.instance
         counts = np.rint(np.asarray(x, dtype=np.float64)[: self.num_x]).astype(np.int64)
         start = np.full(inst.num_jobs, -1, dtype=np.int64)
-        place = np.full((inst.num_jobs, inst.max_span), -1, dtype=np.int64) if inst.has_nodes else None
+        place = np.full((inst.num_jobs, inst.max_span), -1, dtype=np.int64) if self.has_nodes else None
+        gpu = np.full(inst.num_jobs, -1, dtype=np.int64) if self.has_slots else None
         used = np.zeros(len(self.groups), dtype=np.int64)
         for col in np.flatnonzero(counts > 0):
             k = int(self.col_group[col])
@@ -263,8 +330,10 @@ class Formulation:
             start[jobs] = self.col_start[col]
             if place is not None:
                 place[jobs] = self.place_nodes[self.col_place[col]][: inst.max_span]
+            if gpu is not None:
+                gpu[jobs] = self.place_gpu[self.col_place[col]]  # type: ignore[index]
             used[k] += n
-        return start, place
+        return start, place, gpu
 
     def run_mass(self, x: Sequence[float] | np.ndarray) -> np.ndarray:
         """How much of each job a (fractional) column vector runs, in ``[0, 1]``.
@@ -291,6 +360,13 @@ class Formulation:
         return group_of
 
     @cached_property
+    def place_index(self) -> dict[tuple[tuple[int, ...], int], int]:
+        """Placement index of each (node positions, slot label or ``-1``)."""
+        labels = ([-1] * len(self.placements) if self.place_gpu is None
+                  else self.place_gpu.tolist())
+        return {(q, int(v)): i for i, (q, v) in enumerate(zip(self.placements, labels))}
+
+    @cached_property
     def _keys(self) -> np.ndarray:
         """``(group, placement, start)`` of each ``x`` column as one ascending key."""
         T, P = self.instance.horizon + 1, len(self.placements)
@@ -300,7 +376,8 @@ class Formulation:
     def _has_lower(self) -> bool:
         return bool(np.isfinite(self.row_lower).any())
 
-    def feasible(self, start: np.ndarray, place: np.ndarray | None = None) -> bool:
+    def feasible(self, start: np.ndarray, place: np.ndarray | None = None,
+                 gpu: np.ndarray | None = None) -> bool:
         """Whether a schedule's arrays satisfy every row and bound of the model.
 
         One sparse product (``A @ encode(start, place)`` within the row
@@ -311,7 +388,7 @@ class Formulation:
         this is feasibility under ``curve`` reservation.
         """
         try:
-            x = self.encode(start, place)
+            x = self.encode(start, place, gpu)
         except ValueError:
             return False
         if self.num_rows == 0:
@@ -331,24 +408,33 @@ class Formulation:
         once an LP writer replaces its special characters get a ``_c<col>`` suffix.
         """
         inst = self.instance
-        nodes = [n.name for n in inst.nodes] if inst.nodes else ["pool"]
+        nodes = [n.name for n in inst.nodes] if self.has_nodes and inst.nodes else ["pool"]
         names = []
         for col in range(self.num_x):
             k = int(self.col_group[col])
             job = inst.jobs[int(self.col_job[col])].name
             extra = f"+{self.groups[k].size - 1}" if self.groups[k].size > 1 else ""
-            if inst.has_nodes:
-                extra += "@" + "+".join(nodes[q] for q in self.placements[int(self.col_place[col])])
+            if self.has_nodes:
+                q = int(self.col_place[col])
+                extra += "@" + "+".join(nodes[i] for i in self.placements[q]) + self._slot_tag(q)
             names.append(f"x_{job}{extra}_s{int(self.col_start[col])}")
         names += [f"z_{inst.jobs[j].name}@{nodes[k]}" for j, k in self.sym_pairs.tolist()]
+        names += [f"b_{nodes[self.placements[q][0]]}{self._slot_tag(q)}_t{t}"
+                  for q, t in ([] if self.busy is None else self.busy.tolist())]
         return unique_names(names)
+
+    def _slot_tag(self, q: int) -> str:
+        """``#<label>`` for a GPU slot placement, else nothing."""
+        v = -1 if self.place_gpu is None else int(self.place_gpu[q])
+        return f"#{v}" if v >= 0 else ""
 
     def row_names(self) -> list[str]:
         """Readable, unique row names: ``assign_<job>``, ``cap_t<slot>``, ``clique_t<slot>``,
         ``round_t<slot>`` (node rows: ``cap_<node>_t<slot>``, ...), ``symsum_<job>@<node>`` and
-        ``sym_<job>@<node>``."""
+        ``sym_<job>@<node>``; on version 3 ``gpu_<node>#<label>_t<slot>``, ``cpu_<node>_t<slot>``
+        and ``mem_<node>_t<slot>``."""
         inst = self.instance
-        nodes = [n.name for n in inst.nodes] if inst.nodes else ["pool"]
+        nodes = [n.name for n in inst.nodes] if self.has_nodes and inst.nodes else ["pool"]
         T, n = inst.horizon, inst.num_jobs
         prefix = {ROW_CAPACITY: "cap", ROW_CLIQUE: "clique", ROW_ROUNDED: "round"}
         names = []
@@ -358,6 +444,12 @@ class Formulation:
             elif kind in prefix:
                 node = "" if ref < T else f"_{nodes[ref // T - 1]}"
                 names.append(f"{prefix[kind]}{node}_t{ref % T}")
+            elif kind == ROW_GPU:
+                q, t = self.busy[ref].tolist()  # type: ignore[index]
+                names.append(f"gpu_{nodes[self.placements[q][0]]}{self._slot_tag(q)}_t{t}")
+            elif kind in (ROW_CPU, ROW_MEMORY):
+                tag = "cpu" if kind == ROW_CPU else "mem"
+                names.append(f"{tag}_{nodes[ref // T]}_t{ref % T}")
             else:
                 tag = "symsum" if kind == ROW_SYM_SUM else "sym"
                 names.append(f"{tag}_{inst.jobs[ref % n].name}@{nodes[ref // n]}")
@@ -382,39 +474,12 @@ class Formulation:
     def summary(self) -> str:
         """One line: sizes (on nodes: placements and symmetry handling) and build time."""
         nodes = (f" ({self.num_x} on {len(self.placements)} placements, symmetry {self.symmetry})"
-                 if self.instance.has_nodes else "")
+                 if self.has_nodes else "")
+        if self.num_busy:
+            nodes += f" ({self.num_busy} busy GPU columns)"
+        if self.relax != "exact":
+            nodes += f" ({self.relax} relaxation)"
         return (
             f"{self.instance.name}: {self.num_cols} columns{nodes}, {self.num_rows} rows, "
             f"{self.nnz} nonzeros, built in {self.stats.get('build_s', 0.0):.3f} s"
         )
-
-
-def check_rounding(rounding: Any) -> tuple[int, ...]:
-    """The divisors of the rounded capacity rows, checked (integers >= 2).
-
-    Raises
-    ------
-    ValueError
-        ``rounding: must be a sequence of integers >= 2, got ...``.
-    """
-    divisors = tuple(rounding) if isinstance(rounding, (tuple, list, np.ndarray)) else None
-    if divisors is None or not all(
-        isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 2 for d in divisors
-    ):
-        raise ValueError(f"rounding: must be a sequence of integers >= 2, got {rounding!r}")
-    return divisors
-
-
-def rounded_coefficients(g: np.ndarray, cap: np.ndarray, d: int) -> np.ndarray:
-    """Coefficients of the rounded capacity row ``sum a x <= floor(cap / d)``.
-
-    The mixed-integer rounding of ``sum g x <= cap`` divided by ``d`` (with
-    ``x`` integer and non-negative): ``a = floor(g / d) + max(0, (g mod d) -
-    (cap mod d)) / (d - (cap mod d))``, computed from integers so that the
-    only rounding is the one division. Where ``cap`` is a multiple of ``d``
-    the row is the capacity row over ``d`` (``a = g / d``).
-    """
-    g, cap = np.asarray(g, dtype=np.int64), np.asarray(cap, dtype=np.int64)
-    rc = cap % d
-    return g // d + np.maximum(0, g % d - rc) / np.where(rc > 0, d - rc, d)
-

@@ -42,12 +42,16 @@ class HeldBounds:
         Columns removed by the fixing.
     flat
         On nodes, the bound of a solve of the flat model (a relaxation), and that solve's status.
+    relaxed
+        On model version 3, the bound of a solve of a relaxation, its status and its kind
+        (:func:`milp.relaxation`; the kind names the bound).
     """
 
     lagrangian: Bound | None = None
     floor: float | None = None
     removed: int = 0
     flat: tuple[float, str] | None = None
+    relaxed: tuple[float, str, str] | None = None
 
     def smallest(self, trivial: float, dual: float | None, lp: float | None,
                  solver_ok: bool) -> tuple[float, str]:
@@ -62,6 +66,8 @@ class HeldBounds:
             named.append((self.lagrangian.value, "lagrangian"))
         if self.flat is not None:
             named.append((self.flat[0], "flat"))
+        if self.relaxed is not None:
+            named.append((self.relaxed[0], self.relaxed[2]))
         return min(named, key=lambda x: x[0])
 
     def note(self) -> str:
@@ -75,6 +81,9 @@ class HeldBounds:
             parts.append(f"reduced-cost fixing removed {self.removed} columns above {self.floor:.6g}")
         if self.flat is not None:
             parts.append(f"flat model: {self.flat[1]}, bound {self.flat[0]:.6g}")
+        if self.relaxed is not None:
+            value, status, kind = self.relaxed
+            parts.append(f"{kind} relaxation: {status}, bound {value:.6g}")
         return "; ".join(parts)
 
 
@@ -125,6 +134,6 @@ def bound_after_solve(inst: Instance, held: HeldBounds, dual: float | None, lp: 
     with a limit of 0.
     """
     budget = min(2.0, AFTER_SHARE * time_limit)
-    if (held.lagrangian is None and held.flat is None and lagrangian is not False and dual is None
-            and lp is None and budget > 0):
+    if (held.lagrangian is None and held.flat is None and held.relaxed is None
+            and lagrangian is not False and dual is None and lp is None and budget > 0):
         held.lagrangian = bound(inst, "lagrangian", time_limit=budget, lower=lower)

@@ -242,9 +242,9 @@ def solve_highs(
     key = str(h.getModelStatus()).rsplit(".", 1)[-1]
     status = STATUS.get(key, Status.ERROR)
     info = h.getInfo()
-    start = place = None
+    start = place = gpu = None
     if info.primal_solution_status == 2:  # kSolutionStatusFeasible
-        start, place = form.decode(np.asarray(h.getSolution().col_value))
+        start, place, gpu = form.decode_all(np.asarray(h.getSolution().col_value))
     # the dual bound exists only once the MIP solver has run (node count >= 0)
     dual = float(info.mip_dual_bound) / scale if info.mip_node_count >= 0 else math.inf
     message = f"HiGHS: {name}" if status is not Status.ERROR else f"HiGHS model status: {name}"
@@ -258,6 +258,7 @@ def solve_highs(
         message=message,
         alternatives=alternatives,
         place=place,
+        gpu=gpu,
     )
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from instances import Instance
+from instances.lagrangian import capacity_amounts
 
 __all__ = ["COLD_LIMIT", "SEARCHES", "LagrangianOracle", "Search", "compiled_kernel",
            "initial_multipliers", "kernel_loaded", "subgradient", "volume"]
@@ -75,7 +76,7 @@ class LagrangianOracle:
         self.jobs = (np.concatenate([j for _, j, _ in self.groups]) if self.groups
                      else np.zeros(0, dtype=np.int64))
         self.v = inst.job_values[self.jobs].astype(np.float64)
-        self.g = inst.gpus[self.jobs].astype(np.float64)
+        self.g = capacity_amounts(inst)[self.jobs]  # g_j, or a_j with shared jobs
         self.p = inst.durations[self.jobs]
         self.calls = 0
 

@@ -71,4 +71,5 @@ def portfolio(
         message=f"portfolio: {h.message}; {c.message}",
         alternatives=tuple(found[1:]),
         place=found[0][1] if found else None,
+        gpu=found[0][2] if found and len(found[0]) > 2 else None,
     )

@@ -72,7 +72,8 @@ def solve_pulp(
     has_solution = all(v is not None for v in values) and prob.sol_status in (
         pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible,
     )
-    start, place = form.decode(np.asarray(values, dtype=np.float64)) if has_solution else (None, None)
+    start, place, gpu = (form.decode_all(np.asarray(values, dtype=np.float64)) if has_solution
+                         else (None, None, None))
     if use_highs:
         h = prob.solverModel
         key = str(h.getModelStatus()).rsplit(".", 1)[-1]
@@ -107,4 +108,5 @@ def solve_pulp(
         nodes=nodes,
         message="; ".join(notes),
         place=place,
+        gpu=gpu,
     )

@@ -3,21 +3,16 @@
 :func:`solve` builds the one formulation (:func:`milp.build`: on a flat
 instance the flat model, on nodes the node model), holds the bounds beside
 the backend (:mod:`milp.held`; on nodes also the flat model's, from a short
-solve of it first, whose incumbent placed on the nodes is a warm start too),
-runs the backend through :func:`solve_arrays`, and returns what
+solve of it first, whose incumbent placed on the nodes is a warm start too;
+on model version 3 a relaxation's, the fluid model by default), runs the
+backend through :func:`milp.core.solve_arrays`, and returns what
 :func:`milp.assemble.assemble` makes of it: the best checked schedule and a
 bound never below it.
-
-:func:`solve_arrays` is the same solve on arrays (a formulation and a
-solution in, a :class:`RawSolve` out, no checker): :func:`solve` runs it,
-and so does the large-neighbourhood search of :mod:`matheuristics`, window
-after window.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -26,13 +21,17 @@ import numpy as np
 
 from instances import Instance, Result, Schedule, Status
 from instances.capacity import place_starts
+from instances.resources import shares_gpus, uses_resources
 
 from .assemble import assemble
-from .backend import Backend, IncumbentHooks, RawSolve, Solution
+from .backend import IncumbentHooks
 from .builder import build
-from .formulation import DEFAULT_MAX_COLUMNS, DEFAULT_ROUNDING, Formulation
+from .core import BACKENDS, HOOK_BACKENDS, METHOD_BACKENDS, METHOD_NAMES, check_args, solve_arrays
+from .formulation import DEFAULT_MAX_COLUMNS, DEFAULT_ROUNDING
 from .held import bound_after_solve, bounds_before_solve
 from .progress import Progress
+from .relaxation import Relaxed, relaxed_warm_start
+from .relaxation import relaxation as solve_relaxation
 from .warm import WarmStart, warm_start_arrays
 
 __all__ = ["BACKENDS", "FLAT_SHARE", "HOOK_BACKENDS", "METHOD_BACKENDS", "METHOD_NAMES",
@@ -41,123 +40,8 @@ __all__ = ["BACKENDS", "FLAT_SHARE", "HOOK_BACKENDS", "METHOD_BACKENDS", "METHOD
 logger = logging.getLogger(__name__)
 
 
-def _highs(*args: Any, **kwargs: Any) -> RawSolve:
-    from .highs import solve_highs
-
-    return solve_highs(*args, **kwargs)
-
-
-def _pulp(*args: Any, **kwargs: Any) -> RawSolve:
-    from .pulp_backend import solve_pulp
-
-    return solve_pulp(*args, **kwargs)
-
-
-def _cpsat(*args: Any, **kwargs: Any) -> RawSolve:
-    from .cpsat import solve_cpsat
-
-    return solve_cpsat(*args, **kwargs)
-
-
-def _portfolio(*args: Any, **kwargs: Any) -> RawSolve:
-    from .portfolio import portfolio
-
-    return portfolio(*args, **kwargs)
-
-
-BACKENDS: dict[str, Backend] = {
-    "highs": _highs, "pulp": _pulp, "cpsat": _cpsat, "portfolio": _portfolio,
-}
-"""Backend name -> solver function (imported lazily)."""
-
-METHOD_NAMES: dict[str, str] = {
-    "highs": "milp", "pulp": "milp-pulp", "cpsat": "cpsat", "portfolio": "milp",
-}
-"""Backend name -> ``Result.method``."""
-
-METHOD_BACKENDS: dict[str, str] = {
-    m: next(b for b, name in METHOD_NAMES.items() if name == m)
-    for m in dict.fromkeys(METHOD_NAMES.values())
-}
-"""Method name -> backend: :data:`METHOD_NAMES` read backwards, the first backend of a
-method winning (``milp`` is ``highs``, not ``portfolio``)."""
-
-HOOK_BACKENDS: frozenset[str] = frozenset({"highs"})
-"""Backends that call :class:`IncumbentHooks`."""
-
 FLAT_SHARE = 0.1
 """On nodes, the share of :func:`solve`'s time limit the flat solve first may take (at most 10 s)."""
-
-
-def check_args(backend: str, time_limit: Any, mip_gap: Any, threads: Any) -> None:
-    """Refuse an unknown backend or a bad time limit, gap or thread count (``ValueError``)."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend: must be one of {list(BACKENDS)}, got {backend!r}")
-    if not (isinstance(time_limit, (int, float)) and time_limit >= 0 and not math.isnan(time_limit)):
-        raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
-    if not (isinstance(mip_gap, (int, float)) and 0 <= mip_gap < 1):
-        raise ValueError(f"mip_gap: must be in [0, 1), got {mip_gap!r}")
-    if not (isinstance(threads, int) and threads >= 1):
-        raise ValueError(f"threads: must be an integer >= 1, got {threads!r}")
-
-
-def solve_arrays(
-    form: Formulation, *, time_limit: float, mip_gap: float = 1e-4, threads: int = 1,
-    warm_start: Solution | np.ndarray | None = None, backend: str = "highs",
-    progress: Progress | None = None, hooks: IncumbentHooks | None = None, **params: Any,
-) -> RawSolve:
-    """Solve a built formulation from a solution: the array-level core of :func:`solve`.
-
-    Nothing here builds a :class:`~instances.Schedule` or runs the checker;
-    :func:`solve` does both on what this returns. A solver failure is a
-    :class:`RawSolve` of status ``error``, never an exception.
-
-    Parameters
-    ----------
-    form
-        The formulation (:func:`milp.build`).
-    time_limit
-        Seconds for the backend.
-    warm_start
-        A feasible start array (flat), a ``(start, place)`` pair
-        (:data:`milp.backend.Solution`; on nodes), or ``None``; not checked here.
-    backend, mip_gap, threads, progress, hooks, **params
-        As for :func:`solve`.
-
-    Returns
-    -------
-    RawSolve
-        Status, the solver's incumbent (``start``, and ``place`` on nodes),
-        the dual bound and the LP bound.
-
-    Raises
-    ------
-    ValueError
-        For a bad argument or backend option (``params: ...``).
-    """
-    check_args(backend, time_limit, mip_gap, threads)
-    if hooks is not None and backend not in HOOK_BACKENDS:
-        raise ValueError(f"hooks: backend {backend!r} takes none (only {sorted(HOOK_BACKENDS)})")
-    if form.num_cols == 0:
-        return RawSolve(Status.OPTIMAL, None, 0.0, 0.0, 0, "no job can run: nothing to solve")
-    if time_limit <= 0:
-        return RawSolve(Status.TIME_LIMIT, message="time limit reached before the solver started")
-    if hooks is not None:
-        params["hooks"] = hooks
-    try:
-        return BACKENDS[backend](
-            form, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
-            warm_start=warm_start, progress=progress, **params,
-        )
-    except (ValueError, TypeError, ImportError) as e:
-        if isinstance(e, ValueError) and str(e).startswith("params:"):
-            raise
-        if isinstance(e, TypeError) and "unexpected keyword argument" in str(e):
-            raise ValueError(f"params: backend {backend!r}: {e}") from None
-        return RawSolve(Status.ERROR, message=f"{type(e).__name__}: {e}")
-    except Exception as e:  # a solver failure must not crash the caller
-        logger.exception("backend %s failed", backend)
-        return RawSolve(Status.ERROR, message=f"{type(e).__name__}: {e}")
 
 
 def solve(
@@ -166,7 +50,8 @@ def solve(
     hooks: IncumbentHooks | None = None, max_columns: int = DEFAULT_MAX_COLUMNS,
     aggregate: bool = True, cliques: bool = False, rounding: Sequence[int] = DEFAULT_ROUNDING,
     lagrangian: Any = None, fixing: bool = False, symmetry: str | None = None,
-    flat_share: float = FLAT_SHARE, flat: Result | None = None, **params: Any,
+    flat_share: float = FLAT_SHARE, flat: Result | None = None,
+    relaxation: str | None = None, relaxed: Relaxed | None = None, **params: Any,
 ) -> Result:
     """Solve the time-indexed MILP of an instance, flat or on nodes.
 
@@ -227,7 +112,16 @@ def solve(
         placed on the nodes is a warm start. ``0``: no flat solve.
     flat
         On nodes, a finished solve of the flat model (``inst.replace(nodes=None)``)
-        to use instead of running one.
+        to use instead of running one (not on model version 3).
+    relaxation
+        On model version 3, the relaxation solved first in place of the flat
+        model (``flat_share`` of the time, at most 10 s), its bound held
+        (named by its kind): a key of :data:`milp.shares.RELAXATIONS`;
+        ``None``: ``"fluid"`` with shared jobs (its point, given GPU slots
+        first fit, is a warm start too), ``"flat"`` otherwise.
+    relaxed
+        On model version 3, a finished :func:`milp.relaxation` to hold
+        instead of running one.
     **params
         Backend options. HiGHS: ``root_lp``, ``seed`` and HiGHS options by
         name (see :func:`milp.highs.solve_highs`). CP-SAT: ``seed`` and
@@ -256,6 +150,15 @@ def solve(
         raise ValueError(f"flat_share: must be in [0, 1], got {flat_share!r}")
     if flat is not None and not inst.has_nodes:
         raise ValueError(f"flat: instance {inst.name!r} is flat; a flat solve is for nodes")
+    v3 = uses_resources(inst)
+    if flat is not None and v3:
+        raise ValueError(f"flat: instance {inst.name!r} is a version 3 instance; its "
+                         "relaxations are milp.relaxation's (relaxed=)")
+    if (relaxation is not None or relaxed is not None) and not v3:
+        raise ValueError(f"relaxation: instance {inst.name!r} is not a version 3 instance")
+    if hooks is not None and shares_gpus(inst):
+        raise ValueError(f"hooks: instance {inst.name!r} has shared jobs; incumbent hooks "
+                         "trade (start, place) pairs, which do not say the shared jobs' GPUs")
     method = METHOD_NAMES[backend]
     bar = progress if isinstance(progress, Progress) else (
         Progress(time_limit, "milp") if progress else None)
@@ -272,7 +175,19 @@ def solve(
         }
         given = warm_start_arrays(inst, warm_start)
         warm = [] if given is None else [given]
-        if inst.has_nodes:
+        if v3:
+            kind = relaxation or ("fluid" if shares_gpus(inst) else "flat")
+            call.update(model="resources", symmetry=sym, flat_share=flat_share, relaxation=kind)
+            if relaxed is None and flat_share > 0 and time_limit > 0:
+                if bar is not None:
+                    bar.set_phase(f"{kind} model")
+                relaxed = solve_relaxation(
+                    inst, kind, time_limit=min(10.0, flat_share * time_limit), mip_gap=mip_gap,
+                    threads=threads, warm_start=None if given is None else tuple(given[1:]),
+                    aggregate=aggregate, cliques=cliques, rounding=rounding)
+            if relaxed is not None:
+                warm += relaxed_warm_start(form, relaxed)
+        elif inst.has_nodes:
             call.update(model="nodes", symmetry=sym, flat_share=flat_share)
             if flat is None and flat_share > 0 and time_limit > 0:
                 if bar is not None:
@@ -294,12 +209,14 @@ def solve(
             bar.set_phase("bound")
         ws: Any = None  # a start array on a flat instance, a (start, place) pair on nodes
         if first is not None:
-            ws = first[1] if first[2] is None else (first[1], first[2])
+            ws = first[1] if first[2] is None else tuple(first[1:])
         form, held = bounds_before_solve(form, None if first is None else first[1], time_limit,
                                          time.perf_counter() - t0, lagrangian=lagrangian,
                                          fixing=fixing)
         if flat is not None and flat.status is not Status.ERROR and flat.upper_bound is not None:
             held.flat = (float(flat.upper_bound), str(flat.status))
+        if relaxed is not None and relaxed.upper_bound is not None:
+            held.relaxed = (float(relaxed.upper_bound), str(relaxed.status), relaxed.kind)
         if held.lagrangian is not None and backend == "highs" and "root_lp" not in params:
             # the Lagrangian bound is the plain LP's; the root LP (with the rounded rows,
             # tighter) runs only when it is expected to end in its share of the time left

@@ -23,6 +23,8 @@ unchanged. A flat pool is one node: nothing to reduce.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
+
 import numpy as np
 
 from .formulation import ROW_SYM, ROW_SYM_SUM
@@ -33,16 +35,19 @@ SYMMETRY: tuple[str, ...] = ("fix", "rows", "none")
 """Symmetry handling among identical nodes (see the module notes)."""
 
 
-def node_classes(sizes: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, ...]:
+def node_classes(sizes: np.ndarray, free: np.ndarray,
+                 kinds: Sequence[Hashable] | None = None) -> tuple[np.ndarray, ...]:
     """Positions of the nodes of each class of identical nodes, ascending.
 
     ``sizes`` are the nodes' GPUs, ``free`` the ``(K, T)`` GPUs each offers
-    per slot: nodes are identical when both are equal. Classes are ordered
-    by their first node's position.
+    per slot, ``kinds`` what else tells nodes apart (on model version 3: GPU
+    model, CPU and memory): nodes are identical when all are equal. Classes
+    are ordered by their first node's position.
     """
-    seen: dict[tuple[int, bytes], list[int]] = {}
+    seen: dict[tuple[int, bytes, Hashable], list[int]] = {}
     for k, m in enumerate(np.asarray(sizes).tolist()):
-        seen.setdefault((int(m), np.ascontiguousarray(free[k]).tobytes()), []).append(k)
+        kind = None if kinds is None else kinds[k]
+        seen.setdefault((int(m), np.ascontiguousarray(free[k]).tobytes(), kind), []).append(k)
     return tuple(np.array(v, dtype=np.int64) for v in seen.values())
 
 

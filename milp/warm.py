@@ -2,7 +2,8 @@
 
 On an instance with nodes, a schedule without a valid placement that is
 feasible on the flat pool is placed on the nodes
-(:func:`instances.capacity.place_starts`, filling in what it can).
+(:func:`instances.capacity.place_starts`, filling in what it can); not on
+model version 3, whose placements that greedy does not know.
 """
 
 from __future__ import annotations
@@ -13,11 +14,16 @@ import numpy as np
 
 from instances import InfeasibleScheduleError, Instance, Result, Schedule, evaluate
 from instances.capacity import place_starts
+from instances.resources import shares_gpus, uses_resources
+
+from .gpus import gpu_of_schedule
 
 __all__ = ["WarmStart", "warm_start_arrays"]
 
-WarmStart = tuple[str, np.ndarray, np.ndarray | None]
-"""A labelled solution: ``(label, start array, placement array or None)``."""
+WarmStart = (tuple[str, np.ndarray, np.ndarray | None]
+             | tuple[str, np.ndarray, np.ndarray | None, np.ndarray])
+"""A labelled solution: ``(label, start array, placement array or None)``, and on model
+version 3 with shared jobs each shared job's GPU on its node (:data:`milp.backend.Solution`)."""
 
 
 def warm_start_arrays(inst: Instance, warm_start: Any) -> WarmStart | None:
@@ -55,7 +61,7 @@ def warm_start_arrays(inst: Instance, warm_start: Any) -> WarmStart | None:
     try:
         evaluate(inst, schedule)
     except InfeasibleScheduleError as e:
-        if not inst.has_nodes:
+        if not inst.has_nodes or uses_resources(inst):
             raise ValueError(f"warm_start: the schedule is infeasible: {e}") from None
         try:  # on the flat pool it may hold: then it is placed on the nodes
             evaluate(inst.replace(nodes=None), Schedule(schedule.instance, schedule.starts))
@@ -64,4 +70,6 @@ def warm_start_arrays(inst: Instance, warm_start: Any) -> WarmStart | None:
         start, placed = place_starts(inst, schedule.to_array(inst), fill=True)
         return f"{source}, placed on the nodes", start, placed
     place = schedule.to_placement_array(inst) if inst.has_nodes else None
+    if shares_gpus(inst):
+        return source, schedule.to_array(inst), place, gpu_of_schedule(inst, schedule)
     return source, schedule.to_array(inst), place

@@ -12,7 +12,8 @@ import heuristics
 import instances
 import milp
 from instances import Instance, Job
-from milp.formulation import ROW_ROUNDED, rounded_coefficients
+from milp.cuts import rounded_coefficients
+from milp.formulation import ROW_ROUNDED
 from milp.highs import lp_relaxation
 
 
