@@ -1,10 +1,11 @@
-"""The MILP as users run it by name: warm-started by ``best``, with the LNS helper on two threads.
+"""The MILP as users run it by name: warm-started by ``best``, with a portfolio beside HiGHS.
 
 :func:`milp.solve` takes a warm start and incumbent hooks as they are given;
 :func:`solve_milp` resolves ``warm_start="auto"`` (the ``best`` heuristic
-within a small share of the time limit) and ``lns_helper`` (an
-:class:`~matheuristics.LNSHelper` beside HiGHS) and hands both to it. This is
-what ``gpusched.solve(inst, "milp")`` and ``gpusched solve --method milp`` run.
+within a small share of the time limit) and the sources beside HiGHS (the
+LNS, CP-SAT, the LP-guided schedule: :mod:`matheuristics.portfolio`, chosen
+by its measured rule unless named) and hands both to it. This is what
+``gpusched.solve(inst, "milp")`` and ``gpusched solve --method milp`` run.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ from instances import Instance, Result
 from milp.progress import Progress
 
 from .best import best
-from .helper import LNSHelper
+from .helper import LNS, LNSHelper
+from .incumbents import SharedHooks
+from .lpround import LP
+from .portfolio import CPSAT, Plan, account, named, plan, portfolio_hooks
 
 __all__ = ["SCALE_JOBS", "WARM_START_BUDGET", "WARM_START_SHARE", "solve_milp",
            "warm_start_schedule"]
@@ -71,6 +75,7 @@ def solve_milp(
     threads: int = 1,
     warm_start: Any = "auto",
     lns_helper: bool | None = None,
+    sources: Plan | tuple[str, ...] | list[str] | None = None,
     backend: str = "highs",
     progress: bool = False,
     **params: Any,
@@ -91,12 +96,16 @@ def solve_milp(
         held by :func:`milp.solve`), or what
         :func:`milp.solve` takes (``None``, a Schedule, a Result, a start array).
     lns_helper
-        Run :class:`~matheuristics.LNSHelper` beside HiGHS (needs a warm
-        start; HiGHS backend). ``None`` (default): on when ``threads == 2``,
-        where it gave a better worst gap than a second HiGHS worker on the
-        medium family (``docs/milp.md``); above two threads HiGHS gets them all.
-        On an instance with nodes too (the LNS on node windows, trading
-        ``(start, place)`` pairs with the node model).
+        ``True``: the LNS alone beside HiGHS (:class:`~matheuristics.LNSHelper`);
+        ``False``: nothing beside it. ``None`` (default): ``sources`` decides.
+    sources
+        What runs beside HiGHS (HiGHS backend; needs a warm start), trading
+        incumbents with it and with each other: names of
+        :data:`matheuristics.portfolio.SOURCES` (``lns``, ``cpsat``, ``lp``), or a
+        :class:`~matheuristics.portfolio.Plan` (with CP-SAT's workers). ``None``
+        (default): :func:`matheuristics.portfolio.plan`'s measured rule (on two
+        threads the LNS, and the LP-guided schedule on large instances; one
+        thread or more than two: none). On an instance with nodes too.
     backend
         As for :func:`milp.solve`.
     progress
@@ -108,16 +117,26 @@ def solve_milp(
     -------
     instances.Result
         As :func:`milp.solve`'s, with ``runtime_s`` and ``params`` those of
-        the whole call (``time_limit``, ``threads`` and ``lns_helper`` as given).
+        the whole call (``time_limit``, ``threads`` and ``lns_helper`` as given,
+        ``sources`` as run, ``incumbent_from`` and ``bound_from``: the source of
+        the final incumbent and of the bound), and the upper bound the smaller
+        of HiGHS's and the sources' (:func:`matheuristics.portfolio.account`).
 
     Raises
     ------
     ValueError
-        For a bad argument (``lns_helper`` with a backend other than HiGHS).
+        For a bad argument (``lns_helper`` or ``sources`` with a backend other
+        than HiGHS, both given, or an unknown source).
     """
     t0 = time.perf_counter()
     if lns_helper is not None and backend != "highs":
         raise ValueError(f"lns_helper: only the highs backend runs the LNS helper, not {backend!r}")
+    if sources is not None and lns_helper is not None:
+        raise ValueError("sources: give sources or lns_helper, not both")
+    if sources is not None and not isinstance(sources, Plan):
+        sources = Plan(named(sources))
+    if sources is not None and sources.sources and backend != "highs":
+        raise ValueError(f"sources: only the highs backend runs sources beside it, not {backend!r}")
     if not (isinstance(time_limit, (int, float)) and time_limit >= 0):
         raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
     bar = Progress(time_limit, "milp") if progress else None
@@ -130,8 +149,8 @@ def solve_milp(
         if (isinstance(warm_start, str) and inst.nodes is None and inst.num_jobs >= SCALE_JOBS
                 and "lagrangian" not in params and time_limit > 0):
             ws, params["lagrangian"] = _at_scale(inst, time_limit, ws)
-        on = (threads == 2 if lns_helper is None else lns_helper) and backend == "highs"
-        hooks = LNSHelper(seed=int(params.get("seed", 0))) if on and ws is not None else None
+        chosen = _chosen(inst, threads, time_limit, lns_helper, sources, backend)
+        hooks = _hooks(chosen, ws, params) if chosen.sources and ws is not None else None
         res = milp.solve(
             inst, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)), threads=threads,
             warm_start=ws, backend=backend, progress=bar if bar is not None else False,
@@ -140,11 +159,39 @@ def solve_milp(
     finally:
         if bar is not None:
             bar.close()
+    res = account(inst, res, hooks, backend="cpsat" if backend == "cpsat" else "highs",
+                  mip_gap=float(params.get("mip_gap", 1e-4)))
     call = dict(res.params)
+    call.pop("stop", None)  # the portfolio's event, not a parameter
     call["time_limit"] = time_limit
     source = call.pop("warm_start", None)
     if lns_helper is not None:
         call["lns_helper"] = lns_helper
+    call["sources"] = list(chosen.sources) if hooks is not None else []
     if source is not None:
         call["warm_start"] = source
     return dataclasses.replace(res, params=call, runtime_s=time.perf_counter() - t0)
+
+
+def _chosen(inst: Instance, threads: int, time_limit: float, lns_helper: bool | None,
+            sources: Plan | None, backend: str) -> Plan:
+    """The sources to run: as given, the LNS helper's flag, or the rule."""
+    if sources is not None:
+        return sources
+    if lns_helper is not None:
+        return Plan((LNS,) if lns_helper else ())
+    return plan(inst, threads, time_limit) if backend == "highs" else Plan(())
+
+
+def _hooks(chosen: Plan, ws: Any, params: dict[str, Any]) -> SharedHooks:
+    """The hooks of ``chosen`` (the LNS helper for the LNS alone); ``params`` told of them."""
+    seed = int(params.get("seed", 0))
+    if chosen.sources == (LNS,):
+        return LNSHelper(seed=seed)
+    hooks, halt = portfolio_hooks(chosen, seed=seed, mip_gap=float(params.get("mip_gap", 1e-4)),
+                                  bounds=not params.get("fixing", False))
+    if CPSAT in chosen.sources:
+        params.setdefault("stop", halt)  # CP-SAT's proof of optimality ends HiGHS's search too
+    if LP in chosen.sources:
+        params.setdefault("root_lp", False)  # the LP source solves it, beside the search
+    return hooks
