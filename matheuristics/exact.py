@@ -16,13 +16,12 @@ from typing import Any
 
 import milp
 from instances import Instance, Result
+from milp.highs import ROOT_LP_SHARE
 from milp.progress import Progress
 
 from .best import best
-from .helper import LNS, LNSHelper
-from .incumbents import SharedHooks
-from .lpround import LP
-from .portfolio import CPSAT, Plan, account, named, plan, portfolio_hooks
+from .lpround import LPStart
+from .portfolio import Plan, account, choose, hooks_for, lp_warm_start, named
 
 __all__ = ["SCALE_JOBS", "WARM_START_BUDGET", "WARM_START_SHARE", "solve_milp",
            "warm_start_schedule"]
@@ -101,11 +100,13 @@ def solve_milp(
     sources
         What runs beside HiGHS (HiGHS backend; needs a warm start), trading
         incumbents with it and with each other: names of
-        :data:`matheuristics.portfolio.SOURCES` (``lns``, ``cpsat``, ``lp``), or a
+        :data:`matheuristics.portfolio.SOURCES` (``lns``, ``cpsat``), and ``lp``
+        for the LP start (with ``warm_start="auto"``: the LP relaxation solved
+        beside the warm start, :class:`~matheuristics.lpround.LPStart`, the
+        better of its schedule and ``best``'s leading, its bound held); or a
         :class:`~matheuristics.portfolio.Plan` (with CP-SAT's workers). ``None``
-        (default): :func:`matheuristics.portfolio.plan`'s measured rule (on two
-        threads the LNS, and the LP-guided schedule on large instances; one
-        thread or more than two: none). On an instance with nodes too.
+        (default): :func:`matheuristics.portfolio.plan`'s measured rule. On an
+        instance with nodes too.
     backend
         As for :func:`milp.solve`.
     progress
@@ -134,23 +135,31 @@ def solve_milp(
     if sources is not None and lns_helper is not None:
         raise ValueError("sources: give sources or lns_helper, not both")
     if sources is not None and not isinstance(sources, Plan):
-        sources = Plan(named(sources))
+        sources = named(sources)
     if sources is not None and sources.sources and backend != "highs":
         raise ValueError(f"sources: only the highs backend runs sources beside it, not {backend!r}")
     if not (isinstance(time_limit, (int, float)) and time_limit >= 0):
         raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
+    chosen = choose(inst, threads, time_limit, lns_helper, sources, backend)
+    auto = isinstance(warm_start, str) and warm_start == "auto"
+    # the LP beside the warm start: the two share the cores, then the better schedule leads
+    lp = LPStart(inst, ROOT_LP_SHARE * time_limit) if chosen.lp and auto and time_limit > 0 else None
     bar = Progress(time_limit, "milp") if progress else None
     try:
         ws: Any = warm_start
-        if isinstance(warm_start, str) and warm_start == "auto":
+        if auto:
             if bar is not None:
                 bar.set_phase("warm start")
             ws = warm_start_schedule(inst, time_limit)
+        if lp is not None:
+            if bar is not None:
+                bar.set_phase("LP")
+            ws = lp_warm_start(inst, lp.result(), ws)
+            params.setdefault("root_lp", False)  # solved already
         if (isinstance(warm_start, str) and inst.nodes is None and inst.num_jobs >= SCALE_JOBS
                 and "lagrangian" not in params and time_limit > 0):
             ws, params["lagrangian"] = _at_scale(inst, time_limit, ws)
-        chosen = _chosen(inst, threads, time_limit, lns_helper, sources, backend)
-        hooks = _hooks(chosen, ws, params) if chosen.sources and ws is not None else None
+        hooks = hooks_for(chosen, params) if chosen.sources and ws is not None else None
         res = milp.solve(
             inst, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)), threads=threads,
             warm_start=ws, backend=backend, progress=bar if bar is not None else False,
@@ -159,7 +168,7 @@ def solve_milp(
     finally:
         if bar is not None:
             bar.close()
-    res = account(inst, res, hooks, backend="cpsat" if backend == "cpsat" else "highs",
+    res = account(inst, res, hooks, lp=lp, backend="cpsat" if backend == "cpsat" else "highs",
                   mip_gap=float(params.get("mip_gap", 1e-4)))
     call = dict(res.params)
     call.pop("stop", None)  # the portfolio's event, not a parameter
@@ -168,30 +177,8 @@ def solve_milp(
     if lns_helper is not None:
         call["lns_helper"] = lns_helper
     call["sources"] = list(chosen.sources) if hooks is not None else []
+    call["lp_start"] = lp is not None
     if source is not None:
         call["warm_start"] = source
     return dataclasses.replace(res, params=call, runtime_s=time.perf_counter() - t0)
 
-
-def _chosen(inst: Instance, threads: int, time_limit: float, lns_helper: bool | None,
-            sources: Plan | None, backend: str) -> Plan:
-    """The sources to run: as given, the LNS helper's flag, or the rule."""
-    if sources is not None:
-        return sources
-    if lns_helper is not None:
-        return Plan((LNS,) if lns_helper else ())
-    return plan(inst, threads, time_limit) if backend == "highs" else Plan(())
-
-
-def _hooks(chosen: Plan, ws: Any, params: dict[str, Any]) -> SharedHooks:
-    """The hooks of ``chosen`` (the LNS helper for the LNS alone); ``params`` told of them."""
-    seed = int(params.get("seed", 0))
-    if chosen.sources == (LNS,):
-        return LNSHelper(seed=seed)
-    hooks, halt = portfolio_hooks(chosen, seed=seed, mip_gap=float(params.get("mip_gap", 1e-4)),
-                                  bounds=not params.get("fixing", False))
-    if CPSAT in chosen.sources:
-        params.setdefault("stop", halt)  # CP-SAT's proof of optimality ends HiGHS's search too
-    if LP in chosen.sources:
-        params.setdefault("root_lp", False)  # the LP source solves it, beside the search
-    return hooks

@@ -7,8 +7,9 @@ jobs run whole, 1,489 not at all, 3 in part) while its starts are spread
 it runs, in the order of their LP start times (*alpha-points*), each at its
 earliest fit (:func:`heuristics.listsched.list_starts`), then the others
 by value. :func:`lp_schedule` decodes a few such orders and keeps the best;
-:class:`LPSource` solves the LP beside the search (interruptibly, on one
-thread), hands that schedule to the others and proves the LP's bound.
+:class:`LPStart` solves the LP in a thread beside the warm start, and
+:func:`matheuristics.solve_milp` starts from the better of the two schedules
+and holds the LP's bound.
 
 A group of identical jobs shares its columns: its ``i``-th member takes the
 slice ``[i, i + 1]`` of the group's cumulative LP mass over its starts.
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -25,11 +28,8 @@ import numpy as np
 from heuristics import start_value
 from heuristics.listsched import list_starts
 from heuristics.placement import new_place
-from heuristics.stop import StoppingCriterion
 
-from .incumbents import Incumbents
-
-__all__ = ["LP", "ORDERS", "LPSource", "lp_keys", "lp_schedule", "solve_lp"]
+__all__ = ["LP", "ORDERS", "LPStart", "lp_keys", "lp_schedule", "solve_lp"]
 
 logger = logging.getLogger(__name__)
 
@@ -133,41 +133,49 @@ def solve_lp(form: Any, time_limit: float) -> tuple[float, np.ndarray] | None:
     return lp_solution(form, time_limit, threads=1)
 
 
-class LPSource:
-    """The LP relaxation solved beside the search, its schedule handed to the others.
+class LPStart:
+    """The LP relaxation solved in a thread of its own, and the schedule it suggests.
 
-    Parameters
-    ----------
-    bounds
-        Prove the LP's value to the incumbents (``False`` where the model is a
-        restriction, e.g. after reduced-cost fixing).
+    Made before the warm start (:func:`matheuristics.solve_milp`), so that the
+    LP and the ``best`` heuristic share the two cores; :meth:`result` waits for
+    it. The LP gets at most ``time_limit`` seconds (:func:`solve_lp`).
     """
 
-    name = LP
-
-    def __init__(self, bounds: bool = True) -> None:
-        self.bounds = bounds
+    def __init__(self, inst: Any, time_limit: float) -> None:
+        self.inst = inst
+        self.time_limit = time_limit
         self.bound: float | None = None
+        self.start: np.ndarray | None = None
+        self.place: np.ndarray | None = None
         self.value: float | None = None
         self.order = ""
+        self.seconds = 0.0
+        self._thread = threading.Thread(target=self._run, daemon=True, name="lp-start")
+        self._thread.start()
 
-    def run(self, pool: Incumbents, stop: StoppingCriterion) -> None:
-        """Solve the LP, then put its schedule and its bound; once."""
-        lp = solve_lp(pool.form, stop.time_left())
-        if lp is None:
-            logger.info("LP source: the LP was not solved in time")
-            return
-        bound, x = lp
-        if self.bounds:
-            self.bound = bound
-            pool.prove(bound, LP)
-        start, place, self.order = lp_schedule(pool.form, x)
-        self.value = start_value(pool.form.instance, start)
-        pool.put(start, place, LP, value=self.value)
+    def _run(self) -> None:
+        import milp
+
+        t0 = time.perf_counter()
+        try:
+            form = milp.build(self.inst)
+            lp = solve_lp(form, self.time_limit - (time.perf_counter() - t0))
+            if lp is not None:
+                self.bound = lp[0]
+                self.start, self.place, self.order = lp_schedule(form, lp[1])
+                self.value = start_value(self.inst, self.start)
+        except Exception:  # the LP must never take the solve down with it
+            logger.exception("LP start failed; the solve goes on without it")
+        self.seconds = time.perf_counter() - t0
+
+    def result(self) -> LPStart:
+        """Wait for the LP (at most its time limit) and return ``self``."""
+        self._thread.join()
+        return self
 
     def summary(self) -> str:
-        """The LP's bound and its schedule's value."""
+        """The LP's bound and its schedule's value, or why there is none."""
         if self.value is None:
-            return "LP: not solved"
-        bound = "" if self.bound is None else f"bound {self.bound:.6g}, "
-        return f"LP: {bound}schedule {self.value:.6g} ({self.order})"
+            return f"LP: not solved in {self.time_limit:.0f} s"
+        return (f"LP: bound {self.bound:.6g} in {self.seconds:.1f} s, schedule {self.value:.6g} "
+                f"({self.order})")
