@@ -1,10 +1,11 @@
-"""The MILP as users run it by name: warm-started by ``best``, with the LNS helper on two threads.
+"""The MILP as users run it by name: warm-started by ``best``, with a portfolio beside HiGHS.
 
 :func:`milp.solve` takes a warm start and incumbent hooks as they are given;
 :func:`solve_milp` resolves ``warm_start="auto"`` (the ``best`` heuristic
-within a small share of the time limit) and ``lns_helper`` (an
-:class:`~matheuristics.LNSHelper` beside HiGHS) and hands both to it. This is
-what ``gpusched.solve(inst, "milp")`` and ``gpusched solve --method milp`` run.
+within a small share of the time limit) and the sources beside HiGHS (the
+LNS, CP-SAT, the LP-guided schedule: :mod:`matheuristics.portfolio`, chosen
+by its measured rule unless named) and hands both to it. This is what
+``gpusched.solve(inst, "milp")`` and ``gpusched solve --method milp`` run.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from typing import Any
 
 import milp
 from instances import Instance, Result
+from milp.highs import ROOT_LP_SHARE
 from milp.progress import Progress
 
 from .best import best
-from .helper import LNSHelper
+from .lpround import LPStart
+from .portfolio import Plan, account, choose, hooks_for, lp_warm_start, named
 
 __all__ = ["SCALE_JOBS", "WARM_START_BUDGET", "WARM_START_SHARE", "solve_milp",
            "warm_start_schedule"]
@@ -71,6 +74,7 @@ def solve_milp(
     threads: int = 1,
     warm_start: Any = "auto",
     lns_helper: bool | None = None,
+    sources: Plan | tuple[str, ...] | list[str] | None = None,
     backend: str = "highs",
     progress: bool = False,
     **params: Any,
@@ -91,12 +95,18 @@ def solve_milp(
         held by :func:`milp.solve`), or what
         :func:`milp.solve` takes (``None``, a Schedule, a Result, a start array).
     lns_helper
-        Run :class:`~matheuristics.LNSHelper` beside HiGHS (needs a warm
-        start; HiGHS backend). ``None`` (default): on when ``threads == 2``,
-        where it gave a better worst gap than a second HiGHS worker on the
-        medium family (``docs/milp.md``); above two threads HiGHS gets them all.
-        On an instance with nodes too (the LNS on node windows, trading
-        ``(start, place)`` pairs with the node model).
+        ``True``: the LNS alone beside HiGHS (:class:`~matheuristics.LNSHelper`);
+        ``False``: nothing beside it. ``None`` (default): ``sources`` decides.
+    sources
+        What runs beside HiGHS (HiGHS backend; needs a warm start), trading
+        incumbents with it and with each other: names of
+        :data:`matheuristics.portfolio.SOURCES` (``lns``, ``cpsat``), and ``lp``
+        for the LP start (with ``warm_start="auto"``: the LP relaxation solved
+        beside the warm start, :class:`~matheuristics.lpround.LPStart`, the
+        better of its schedule and ``best``'s leading, its bound held); or a
+        :class:`~matheuristics.portfolio.Plan` (with CP-SAT's workers). ``None``
+        (default): :func:`matheuristics.portfolio.plan`'s measured rule. On an
+        instance with nodes too.
     backend
         As for :func:`milp.solve`.
     progress
@@ -108,30 +118,48 @@ def solve_milp(
     -------
     instances.Result
         As :func:`milp.solve`'s, with ``runtime_s`` and ``params`` those of
-        the whole call (``time_limit``, ``threads`` and ``lns_helper`` as given).
+        the whole call (``time_limit``, ``threads`` and ``lns_helper`` as given,
+        ``sources`` as run, ``incumbent_from`` and ``bound_from``: the source of
+        the final incumbent and of the bound), and the upper bound the smaller
+        of HiGHS's and the sources' (:func:`matheuristics.portfolio.account`).
 
     Raises
     ------
     ValueError
-        For a bad argument (``lns_helper`` with a backend other than HiGHS).
+        For a bad argument (``lns_helper`` or ``sources`` with a backend other
+        than HiGHS, both given, or an unknown source).
     """
     t0 = time.perf_counter()
     if lns_helper is not None and backend != "highs":
         raise ValueError(f"lns_helper: only the highs backend runs the LNS helper, not {backend!r}")
+    if sources is not None and lns_helper is not None:
+        raise ValueError("sources: give sources or lns_helper, not both")
+    if sources is not None and not isinstance(sources, Plan):
+        sources = named(sources)
+    if sources is not None and sources.sources and backend != "highs":
+        raise ValueError(f"sources: only the highs backend runs sources beside it, not {backend!r}")
     if not (isinstance(time_limit, (int, float)) and time_limit >= 0):
         raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
+    chosen = choose(inst, threads, time_limit, lns_helper, sources, backend)
+    auto = isinstance(warm_start, str) and warm_start == "auto"
+    # the LP beside the warm start: the two share the cores, then the better schedule leads
+    lp = LPStart(inst, ROOT_LP_SHARE * time_limit) if chosen.lp and auto and time_limit > 0 else None
     bar = Progress(time_limit, "milp") if progress else None
     try:
         ws: Any = warm_start
-        if isinstance(warm_start, str) and warm_start == "auto":
+        if auto:
             if bar is not None:
                 bar.set_phase("warm start")
             ws = warm_start_schedule(inst, time_limit)
+        if lp is not None:
+            if bar is not None:
+                bar.set_phase("LP")
+            ws = lp_warm_start(inst, lp.result(), ws)
+            params.setdefault("root_lp", False)  # solved already
         if (isinstance(warm_start, str) and inst.nodes is None and inst.num_jobs >= SCALE_JOBS
                 and "lagrangian" not in params and time_limit > 0):
             ws, params["lagrangian"] = _at_scale(inst, time_limit, ws)
-        on = (threads == 2 if lns_helper is None else lns_helper) and backend == "highs"
-        hooks = LNSHelper(seed=int(params.get("seed", 0))) if on and ws is not None else None
+        hooks = hooks_for(chosen, params) if chosen.sources and ws is not None else None
         res = milp.solve(
             inst, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)), threads=threads,
             warm_start=ws, backend=backend, progress=bar if bar is not None else False,
@@ -140,11 +168,17 @@ def solve_milp(
     finally:
         if bar is not None:
             bar.close()
+    res = account(inst, res, hooks, lp=lp, backend="cpsat" if backend == "cpsat" else "highs",
+                  mip_gap=float(params.get("mip_gap", 1e-4)))
     call = dict(res.params)
+    call.pop("stop", None)  # the portfolio's event, not a parameter
     call["time_limit"] = time_limit
     source = call.pop("warm_start", None)
     if lns_helper is not None:
         call["lns_helper"] = lns_helper
+    call["sources"] = list(chosen.sources) if hooks is not None else []
+    call["lp_start"] = lp is not None
     if source is not None:
         call["warm_start"] = source
     return dataclasses.replace(res, params=call, runtime_s=time.perf_counter() - t0)
+

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,14 +93,18 @@ def demand_runs(total: np.ndarray) -> list[tuple[int, int, int]]:
 def solve_cpsat(
     form: Formulation, *, time_limit: float, mip_gap: float, threads: int,
     warm_start: Solution | np.ndarray | None, progress: Progress | None, seed: int = 0,
-    stop: threading.Event | None = None, **options: Any,
+    stop: threading.Event | None = None, on_solution: Callable[[Solution], None] | None = None,
+    **options: Any,
 ) -> RawSolve:
     """Solve with OR-Tools CP-SAT (``threads`` search workers).
 
     ``stop``, when set by another solver of a portfolio, ends the search.
-    The warm start becomes solution hints (its placement relabelled as
-    ``form.encode`` does). ``**options`` are CP-SAT parameters by name
-    (``interleave_search=True``, ...).
+    ``on_solution`` is called with every improving solution CP-SAT finds
+    during the search, as a :data:`Solution` (``(start, place)``; ``place``
+    ``None`` flat), from CP-SAT's thread: the incumbents it hands to the
+    others of a portfolio. The warm start becomes solution hints (its
+    placement relabelled as ``form.encode`` does). ``**options`` are CP-SAT
+    parameters by name (``interleave_search=True``, ...).
     """
     from ortools.sat.python import cp_model
 
@@ -147,22 +152,15 @@ def solve_cpsat(
                     return
 
         threading.Thread(target=watch, daemon=True).start()
+    callback = None if on_solution is None else _found(cp_model, form, jobs, on_solution)
     try:
-        code = solver.solve(model)
+        code = solver.solve(model, callback)
     finally:
         done.set()
     name = solver.status_name(code)
     start = place = gpu = None
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        start = np.full(inst.num_jobs, -1, dtype=np.int64)
-        for j, x in jobs.present.items():
-            if solver.boolean_value(x):
-                start[j] = solver.value(jobs.starts[j])
-        if inst.has_nodes:
-            place = np.full((inst.num_jobs, inst.max_span), -1, dtype=np.int64)
-            for (j, q), lit in jobs.on.items():
-                if solver.boolean_value(lit):
-                    place[j] = form.place_nodes[q][: inst.max_span]
+        start, place = _arrays(form, jobs, solver.boolean_value, solver.value)
         if form.has_slots:
             gpu = np.full(inst.num_jobs, -1, dtype=np.int64)
             for (j, q), lit in jobs.on.items():
@@ -261,6 +259,34 @@ def _job_vars(form: Formulation, model: Any) -> _JobVars:
             if len(lits) > 1:
                 model.add(sum(lits) == x)
     return out
+
+
+def _arrays(form: Formulation, jobs: _JobVars, boolean: Callable[[Any], bool],
+            value: Callable[[Any], int]) -> Solution:
+    """The schedule of a CP-SAT solution, read through ``boolean`` and ``value``."""
+    inst = form.instance
+    start = np.full(inst.num_jobs, -1, dtype=np.int64)
+    for j, x in jobs.present.items():
+        if boolean(x):
+            start[j] = value(jobs.starts[j])
+    place = None
+    if inst.has_nodes:
+        place = np.full((inst.num_jobs, inst.max_span), -1, dtype=np.int64)
+        for (j, q), lit in jobs.on.items():
+            if boolean(lit):
+                place[j] = form.place_nodes[q][: inst.max_span]
+    return start, place
+
+
+def _found(cp_model: Any, form: Formulation, jobs: _JobVars,
+           on_solution: Callable[[Solution], None]) -> Any:
+    """A CP-SAT solution callback handing every solution to ``on_solution`` as arrays."""
+
+    class Found(cp_model.CpSolverSolutionCallback):  # type: ignore[misc]
+        def on_solution_callback(self) -> None:
+            on_solution(_arrays(form, jobs, self.boolean_value, self.value))
+
+    return Found()
 
 
 def _hint(form: Formulation, model: Any, jobs: _JobVars, ws: Solution) -> None:

@@ -1,0 +1,195 @@
+"""The portfolio beside HiGHS: which sources run, the hooks that run them, and the result's account.
+
+:func:`plan` is the rule (measured, ``docs/milp.md``) that picks, for an
+instance, the threads and the time, the sources beside HiGHS (the LNS,
+:class:`~matheuristics.helper.LNSSource`; CP-SAT,
+:class:`~matheuristics.cpsat_source.CPSATSource`) and whether the LP start
+runs (:class:`~matheuristics.lpround.LPStart`: the LP relaxation beside the
+warm start, its schedule a warm start). :func:`portfolio_hooks` makes the
+incumbent hooks that run the sources (:class:`~matheuristics.incumbents.SharedHooks`),
+and :func:`account` adds to the :class:`~instances.Result` of the solve what
+the sources and the LP proved (a smaller bound, checked against the value)
+and which source found the final incumbent and which proved the bound
+(``params["incumbent_from"]``, ``params["bound_from"]``, and the message).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from heuristics.stop import StoppingCriterion
+from instances import Instance, Result, Schedule, Status, evaluate
+from milp.assemble import tolerance
+
+from .cpsat_source import CPSAT, CPSATSource
+from .helper import LNS, LNSHelper, LNSSource
+from .incumbents import HIGHS, WARM, SharedHooks, Source
+from .lpround import LP, LPStart
+from .params import LNSParams
+
+__all__ = ["LP_JOBS", "SOURCES", "Plan", "account", "choose", "hooks_for", "lp_warm_start", "named",
+           "plan", "portfolio_hooks"]
+
+logger = logging.getLogger(__name__)
+
+SOURCES = (LNS, CPSAT)
+"""The sources a portfolio may run beside HiGHS."""
+
+LP_JOBS = 1000
+"""From this many jobs the LP-guided schedule runs beside HiGHS (docs/milp.md)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The sources beside HiGHS, CP-SAT's workers and the LP start, with the rule's reason."""
+
+    sources: tuple[str, ...]
+    cpsat_workers: int = 1
+    lp: bool = False
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = [s for s in self.sources if s not in SOURCES]
+        if unknown:
+            raise ValueError(f"sources: unknown {unknown}, expected some of {list(SOURCES)}")
+        if not (isinstance(self.cpsat_workers, int) and self.cpsat_workers >= 1):
+            raise ValueError(f"cpsat_workers: must be an integer >= 1, got {self.cpsat_workers!r}")
+
+
+def plan(inst: Instance, threads: int, time_limit: float) -> Plan:
+    """The sources to run beside HiGHS, as measured on 2 cores (``docs/milp.md``).
+
+    One thread: none (HiGHS alone). Two: the LNS, and from :data:`LP_JOBS`
+    jobs the LP start too. Above two, HiGHS gets them all (its parallel tree
+    search).
+    """
+    if threads != 2 or time_limit <= 0:
+        return Plan((), reason=f"{threads} thread(s): HiGHS alone")
+    if inst.num_jobs >= LP_JOBS:
+        return Plan((LNS,), lp=True, reason=f"2 threads, {inst.num_jobs} >= {LP_JOBS} jobs")
+    return Plan((LNS,), reason="2 threads")
+
+
+def named(names: Sequence[str]) -> Plan:
+    """The plan of ``names``: sources of :data:`SOURCES`, and ``lp`` for the LP start."""
+    names = tuple(names)
+    return Plan(tuple(n for n in names if n != LP), lp=LP in names)
+
+
+def choose(inst: Instance, threads: int, time_limit: float, lns_helper: bool | None,
+           sources: Plan | None, backend: str) -> Plan:
+    """The plan to run: as given, the LNS helper's flag, or the rule (HiGHS backend only)."""
+    if sources is not None:
+        return sources
+    if lns_helper is not None:
+        return Plan((LNS,) if lns_helper else ())
+    return plan(inst, threads, time_limit) if backend == "highs" else Plan(())
+
+
+def portfolio_hooks(
+    chosen: Plan, *, seed: int = 0, mip_gap: float = 1e-4, bounds: bool = True,
+    stop: StoppingCriterion | None = None, lns: LNSParams | None = None,
+) -> tuple[SharedHooks, threading.Event]:
+    """The hooks running ``chosen``'s sources, and the event that ends HiGHS's search early.
+
+    The LNS alone is the :class:`~matheuristics.LNSHelper`. ``bounds=False`` where the
+    model is a restriction of the instance's (reduced-cost fixing): the sources' bounds
+    are then not the instance's and are not proved.
+    """
+    halt = threading.Event()
+    if chosen.sources == (LNS,) and lns is None and stop is None:
+        return LNSHelper(seed=seed), halt
+    sources: list[Source] = []
+    for name in chosen.sources:
+        if name == LNS:
+            sources.append(LNSSource(LNSParams(seed=seed) if lns is None else lns))
+        else:
+            sources.append(CPSATSource(workers=chosen.cpsat_workers, seed=seed, mip_gap=mip_gap,
+                                       bounds=bounds))
+    return SharedHooks(sources, stop=stop, halt=halt), halt
+
+
+def hooks_for(chosen: Plan, params: dict[str, Any]) -> SharedHooks:
+    """The hooks of ``chosen`` for :func:`milp.solve`, and ``params`` told of them.
+
+    With CP-SAT among the sources, HiGHS gets the ``stop`` event that a proof of
+    optimality sets: the one stop rule ends its search too.
+    """
+    hooks, halt = portfolio_hooks(chosen, seed=int(params.get("seed", 0)),
+                                  mip_gap=float(params.get("mip_gap", 1e-4)),
+                                  bounds=not params.get("fixing", False))
+    if CPSAT in chosen.sources:
+        params.setdefault("stop", halt)
+    return hooks
+
+
+def lp_warm_start(inst: Instance, lp: LPStart, ws: Any) -> Any:
+    """The better of the LP start's schedule (checked) and the warm start ``ws`` (a Result)."""
+    if lp.start is None or lp.value is None:
+        return ws
+    if isinstance(ws, Result) and ws.value >= lp.value:
+        return ws
+    schedule = Schedule.from_array(inst, lp.start, lp.place)
+    metrics = evaluate(inst, schedule)
+    return Result(method=LP, status=Status.TIME_LIMIT, schedule=schedule, value=metrics.value,
+                  runtime_s=lp.seconds, metrics=metrics, message=lp.summary())
+
+
+def _highs_bound(res: Result, backend: str) -> str:
+    """Who proved ``res``'s bound, from its ``bound_method``."""
+    method = res.bound_method or "none"
+    if method.split("+")[0] in ("dual", "lp"):
+        return f"{backend}:{method}"
+    return method
+
+
+def account(inst: Instance, res: Result, hooks: SharedHooks | None, *, lp: LPStart | None = None,
+            backend: str = "highs", mip_gap: float = 1e-4) -> Result:
+    """``res`` with the sources' bounds and the provenance of its incumbent and its bound.
+
+    A source's bound (CP-SAT's, the LP start's) replaces the solve's when it is smaller
+    and not below the checked value; one below it is a bug, logged and left out. The
+    incumbent's origin is ``highs`` (or the backend), a source's name, or the warm start's
+    (``best``, ``lp`` or the one given).
+    """
+    value = res.value
+    tol = tolerance(inst, value)
+    incumbent, bound_from = backend if backend != "highs" else HIGHS, _highs_bound(res, backend)
+    if "incumbent from the warm start" in res.message:
+        incumbent = str(res.params.get("warm_start", WARM))
+    bounds: list[tuple[float, str]] = []
+    pool = None if hooks is None else hooks.pool
+    if pool is not None:
+        _, held, origin, _ = pool.best()
+        if abs(held - value) <= tol:
+            incumbent = str(res.params.get("warm_start", WARM)) if origin == WARM else origin
+        if math.isfinite(pool.bound):
+            bounds.append((pool.bound, str(pool.bound_origin)))
+    if lp is not None and lp.bound is not None:
+        bounds.append((lp.bound, LP))
+    notes = []
+    upper, method, status = res.upper_bound, res.bound_method, res.status
+    for bound, name in sorted(bounds):
+        if res.status is Status.ERROR:
+            break
+        if bound < value - tol:
+            notes.append(f"bug: {name} bound {bound!r} below the value {value!r}")
+            logger.error("portfolio on %s: %s", inst.name, notes[-1])
+        elif upper is None or bound < upper:
+            upper, method, bound_from = max(bound, value), name, name
+            if upper - value <= max(tol, mip_gap * abs(upper)):
+                status = Status.OPTIMAL
+    lp_bound = res.lp_bound if res.lp_bound is not None or lp is None else lp.bound
+    params = {**res.params, "incumbent_from": incumbent, "bound_from": bound_from}
+    notes.append(f"incumbent from {incumbent}, bound from {bound_from}")
+    if lp is not None:
+        notes.insert(0, lp.summary())
+    message = "; ".join([m for m in (res.message, *notes) if m])
+    return dataclasses.replace(res, upper_bound=upper, bound_method=method, status=status,
+                               params=params, message=message, lp_bound=lp_bound)
