@@ -385,7 +385,9 @@ class Formulation:
         :func:`instances.evaluate` (plain loops, run at the public boundary)
         would cost more than the window it checks. Every column is a start
         that fits alone and every row holds for each feasible schedule, so
-        this is feasibility under ``curve`` reservation.
+        this is feasibility under ``curve`` reservation (or the build's
+        ``reservation``; of a relaxation: its relaxed rows). With GPU slots,
+        ``gpu`` gives the shared jobs' GPUs (:meth:`encode`).
         """
         try:
             x = self.encode(start, place, gpu)
