@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from .resources import gpu_amounts
+from .resources import gpu_amounts, jobs_use_resources, shares_gpus
 
 __all__ = ["InstanceArrays", "Reservation"]
 
@@ -74,6 +74,16 @@ class InstanceArrays:
     def priorities(self) -> np.ndarray:
         """``w_j`` per job, float64, read-only."""
         return _readonly([j.priority for j in self.jobs], np.float64)
+
+    @cached_property
+    def jobs_use_resources(self) -> bool:
+        """Whether some job sets a version 3 field (looked up once: hot paths ask it per call)."""
+        return jobs_use_resources(self)  # type: ignore[arg-type]
+
+    @cached_property
+    def shares_gpus(self) -> bool:
+        """Whether some job is shared (``gpu_milli`` below 1000), looked up once."""
+        return shares_gpus(self)  # type: ignore[arg-type]
 
     @cached_property
     def job_values(self) -> np.ndarray:

@@ -183,6 +183,8 @@ def refuse_resources(inst: Instance, what: str, *, shares_only: bool = False) ->
         ``version 3 resources are not supported by capacity yet (job 'a'
         sets gpu_milli)``.
     """
+    if not (inst.shares_gpus if shares_only else inst.jobs_use_resources):
+        return  # the common case, answered from the instance's cached flags
     for j in inst.jobs:
         key = "gpu_milli" if j.gpu_milli < FULL_GPU_MILLI else (
             None if shares_only else job_resource_field(j)
