@@ -155,7 +155,8 @@ def solve_milp(
             if bar is not None:
                 bar.set_phase("LP")
             ws = lp_warm_start(inst, lp.result(), ws)
-            params.setdefault("root_lp", False)  # solved already
+            if lp.bound is not None:
+                params.setdefault("root_lp", False)  # solved already
         if (isinstance(warm_start, str) and inst.nodes is None and inst.num_jobs >= SCALE_JOBS
                 and "lagrangian" not in params and time_limit > 0):
             ws, params["lagrangian"] = _at_scale(inst, time_limit, ws)

@@ -33,7 +33,7 @@ from .incumbents import HIGHS, WARM, SharedHooks, Source
 from .lpround import LP, LPStart
 from .params import LNSParams
 
-__all__ = ["LP_JOBS", "SOURCES", "Plan", "account", "choose", "hooks_for", "lp_warm_start", "named",
+__all__ = ["LP_JOBS", "LP_MAX_JOBS", "SOURCES", "Plan", "account", "choose", "hooks_for", "lp_warm_start", "named",
            "plan", "portfolio_hooks"]
 
 logger = logging.getLogger(__name__)
@@ -42,7 +42,12 @@ SOURCES = (LNS, CPSAT)
 """The sources a portfolio may run beside HiGHS."""
 
 LP_JOBS = 1000
-"""From this many jobs the LP-guided schedule runs beside HiGHS (docs/milp.md)."""
+"""From this many jobs the LP start runs (its schedule beat ``best``'s at 1,000 and 2,000 jobs,
+not at 500 nor on medium; docs/milp.md) ..."""
+
+LP_MAX_JOBS = 5000
+"""... and below this many, where :func:`matheuristics.solve_milp`'s path at scale (the
+Lagrangian bound and heuristic) takes over: the LP of 10,000 jobs takes minutes."""
 
 
 @dataclass(frozen=True)
@@ -66,12 +71,12 @@ def plan(inst: Instance, threads: int, time_limit: float) -> Plan:
     """The sources to run beside HiGHS, as measured on 2 cores (``docs/milp.md``).
 
     One thread: none (HiGHS alone). Two: the LNS, and from :data:`LP_JOBS`
-    jobs the LP start too. Above two, HiGHS gets them all (its parallel tree
-    search).
+    to :data:`LP_MAX_JOBS` jobs the LP start too. Above two, HiGHS gets them
+    all (its parallel tree search).
     """
     if threads != 2 or time_limit <= 0:
         return Plan((), reason=f"{threads} thread(s): HiGHS alone")
-    if inst.num_jobs >= LP_JOBS:
+    if LP_JOBS <= inst.num_jobs < LP_MAX_JOBS:
         return Plan((LNS,), lp=True, reason=f"2 threads, {inst.num_jobs} >= {LP_JOBS} jobs")
     return Plan((LNS,), reason="2 threads")
 
@@ -118,13 +123,16 @@ def portfolio_hooks(
 def hooks_for(chosen: Plan, params: dict[str, Any]) -> SharedHooks:
     """The hooks of ``chosen`` for :func:`milp.solve`, and ``params`` told of them.
 
-    With CP-SAT among the sources, HiGHS gets the ``stop`` event that a proof of
-    optimality sets: the one stop rule ends its search too.
+    With CP-SAT among the sources and not the LNS, HiGHS gets the ``stop`` event
+    that a proof of optimality sets, so that the one stop rule ends its search too.
+    Beside the LNS it does not: HiGHS reads the event in a Python callback, which
+    waits for the GIL the LNS thread holds (``docs/bounds.md``); the sources still
+    stop, and HiGHS at its limit or its own proof.
     """
     hooks, halt = portfolio_hooks(chosen, seed=int(params.get("seed", 0)),
                                   mip_gap=float(params.get("mip_gap", 1e-4)),
                                   bounds=not params.get("fixing", False))
-    if CPSAT in chosen.sources:
+    if CPSAT in chosen.sources and LNS not in chosen.sources:
         params.setdefault("stop", halt)
     return hooks
 
