@@ -188,6 +188,9 @@ def test_a_solve_with_every_source_is_checked_bounded_and_says_who_found_what(no
         opt, _ = brute_force(inst)
     before = threading.active_count()
     res = solve_milp(inst, time_limit=4, threads=2, sources=("lns", "cpsat", "lp"))
+    deadline = time.monotonic() + 5.0  # a stopped source's thread may take a moment to return
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert threading.active_count() == before  # every source's thread has ended
     assert instances.evaluate(inst, res.schedule).value == pytest.approx(res.value)
     assert res.upper_bound is not None and res.upper_bound >= opt - 1e-6
