@@ -39,8 +39,7 @@ def job_arrays(inst: Instance) -> np.ndarray:
     Unpacks as ``gpus, dur, rel, dl = job_arrays(inst)``; built once per
     decoding run, not per job.
     """
-    return np.stack([inst.gpus, inst.durations, inst.releases, inst.deadlines]).astype(
-        np.int64, copy=False)
+    return np.array([inst.gpus, inst.durations, inst.releases, inst.deadlines], dtype=np.int64)
 
 
 def compiled_decoder() -> Any:
@@ -104,13 +103,19 @@ def serial_starts(
     jobs = np.asarray(jobs, dtype=np.int64)
     if start is None:
         start = np.full(jobs.shape[1], -1, dtype=np.int64)
-    kernel = compiled_decoder()
-    if kernel is not None and all(a.dtype == np.int64 and a.flags.c_contiguous and a.flags.writeable
-                                  for a in (start, _NO_PLACE if place is None else place)):
+    kernel = _COMPILED[0] if _COMPILED else compiled_decoder()
+    if kernel is not None and _kernel_ready(start) and (place is None or _kernel_ready(place)):
+        prof.refresh()
         return kernel(  # type: ignore[no-any-return]
-            prof.rows, prof.sizes, prof.frag, prof.rule, np.asarray(order, dtype=np.int64).reshape(-1),
+            prof.rows, prof.sizes, prof.levels, prof.frag, prof.rule,
+            np.asarray(order, dtype=np.int64).reshape(-1),
             jobs, start, _NO_PLACE if place is None else place)
     return serial_starts_numpy(prof, order, jobs, start, place)
+
+
+def _kernel_ready(a: np.ndarray) -> bool:
+    """Whether the compiled decoder can write ``a`` (writable, contiguous ``int64``)."""
+    return a.dtype == np.int64 and a.flags.c_contiguous and a.flags.writeable
 
 
 def serial_starts_numpy(
