@@ -79,6 +79,13 @@ def _lexicographic_subset(
     return c
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _job(i: int, jobs: np.ndarray, T: int) -> tuple[int, int, int, int, int]:  # pragma: no cover
+    """Job ``i`` (``-n <= i < n``): its index, GPUs, duration, release and end by (at most ``T``)."""
+    j = i + jobs.shape[1] if i < 0 else i
+    return j, jobs[0, j], jobs[1, j], jobs[2, j], min(jobs[3, j], T)
+
+
 @njit(cache=True, nogil=True)
 def _first_fit(row: np.ndarray, g: int, p: int, t: int, hi: int) -> int:  # pragma: no cover
     """The earliest start ``s >= t`` with ``row[s : s + p] >= g`` and ``s + p <= hi``, or ``-1``."""
@@ -105,14 +112,9 @@ def _one_node(
     loop writing both rows compiled to a slower scan, docs/methods.md).
     """
     T = pool.shape[0]
-    n = jobs.shape[1]
     record = place.shape[0] > 0
     for i in range(order.shape[0]):
-        j = order[i] + n if order[i] < 0 else order[i]
-        g = jobs[0, j]
-        p = jobs[1, j]
-        lo = jobs[2, j]
-        hi = min(jobs[3, j], T)
+        j, g, p, lo, hi = _job(order[i], jobs, T)
         if lo < 0 or hi - lo < p:
             continue
         s = _first_fit(pool, g, p, lo, hi)
@@ -183,7 +185,6 @@ def _nodes(
     """
     K = sizes.shape[0]
     T = rows.shape[1]
-    n = jobs.shape[1]
     L = levels.shape[0]
     W = (K + 63) // 64
     pool = rows[0]
@@ -218,11 +219,7 @@ def _nodes(
     reach = np.empty((K + 1, top + 1 if top >= 62 else 1), dtype=np.bool_)
     record = place.shape[0] > 0
     for i in range(order.shape[0]):
-        j = order[i] + n if order[i] < 0 else order[i]
-        g = jobs[0, j]
-        p = jobs[1, j]
-        lo = jobs[2, j]
-        hi = min(jobs[3, j], T)
+        j, g, p, lo, hi = _job(order[i], jobs, T)
         if lo < 0 or hi - lo < p:
             continue
         many = g > largest

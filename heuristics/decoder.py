@@ -29,6 +29,9 @@ logger = logging.getLogger(__name__)
 JOB_ROWS: tuple[str, ...] = ("gpus", "durations", "releases", "deadlines")
 """The rows of :func:`job_arrays`."""
 
+Order = Sequence[int] | np.ndarray
+Jobs = np.ndarray | Sequence[Sequence[int]]
+
 _NO_PLACE = np.empty((0, 1), dtype=np.int64)
 _COMPILED: list[Any] = []
 
@@ -55,13 +58,8 @@ def compiled_decoder() -> Any:
     return _COMPILED[0]
 
 
-def serial_starts(
-    prof: Profile,
-    order: Sequence[int] | np.ndarray,
-    jobs: np.ndarray | Sequence[Sequence[int]],
-    start: np.ndarray | None = None,
-    place: np.ndarray | None = None,
-) -> np.ndarray:
+def serial_starts(prof: Profile, order: Order, jobs: Jobs, start: np.ndarray | None = None,
+                  place: np.ndarray | None = None) -> np.ndarray:
     """Serial schedule generation: place the jobs of ``order`` one by one, earliest fit.
 
     Each job ``j`` in turn starts at the earliest slot ``s >= r_j`` from which
@@ -118,13 +116,8 @@ def _kernel_ready(a: np.ndarray) -> bool:
     return a.dtype == np.int64 and a.flags.c_contiguous and a.flags.writeable
 
 
-def serial_starts_numpy(
-    prof: Profile,
-    order: Sequence[int] | np.ndarray,
-    jobs: np.ndarray | Sequence[Sequence[int]],
-    start: np.ndarray | None = None,
-    place: np.ndarray | None = None,
-) -> np.ndarray:
+def serial_starts_numpy(prof: Profile, order: Order, jobs: Jobs, start: np.ndarray | None = None,
+                        place: np.ndarray | None = None) -> np.ndarray:
     """:func:`serial_starts` with numpy only: :func:`~heuristics.profile.fit` job by job.
 
     The vectorized decoder, used when numba is not installed; same parameters

@@ -41,6 +41,7 @@ __all__ = [
     "node_fit",
     "node_fits_now",
     "occupy",
+    "start_now",
 ]
 
 RESERVATIONS: tuple[str, ...] = ("peak", "curve")
@@ -331,6 +332,34 @@ def fits_now(
         return node_fits_now(prof, t, cand, gpus, dur)
     k = first_fits_now(prof.pool, t, cand, gpus, dur)
     return k, [0] if k >= 0 else []
+
+
+def start_now(
+    prof: Profile, t: int, cand: np.ndarray, gpus: np.ndarray, dur: np.ndarray, start: np.ndarray,
+    place: np.ndarray | None = None, also: Profile | None = None,
+) -> list[int]:
+    """Start at slot ``t``, in the order of ``cand``, every job that fits now; returns them.
+
+    Each job that has a valid placement from ``t`` in ``prof`` (the profile
+    left by the jobs started before it) takes it there, and in ``also`` when
+    given (EASY tests the profile that holds the head's reservation and
+    takes from both); its start and nodes go into ``start`` and ``place``.
+    """
+    started = []
+    pos = 0
+    while pos < cand.size:
+        k, ks = fits_now(prof, t, cand[pos:], gpus, dur)
+        if k < 0:
+            break
+        j = int(cand[pos + k])
+        g, p = int(gpus[j]), int(dur[j])
+        occupy(prof, g, t, p, ks, None if also is not None else place, j)
+        if also is not None:
+            occupy(also, g, t, p, ks, place, j)
+        start[j] = t
+        started.append(j)
+        pos += k + 1
+    return started
 
 
 def node_fits_now(

@@ -31,14 +31,8 @@ logger = logging.getLogger(__name__)
 
 
 def sampling_order(
-    inst: Instance,
-    *,
-    passes: int = 200,
-    time_limit: float | None = None,
-    seed: int = 0,
-    reservation: str = "curve",
-    placement: str = "first-fit",
-    place: np.ndarray | None = None,
+    inst: Instance, *, passes: int = 200, time_limit: float | None = None, seed: int = 0,
+    reservation: str = "curve", placement: str = "first-fit", place: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Best ``(order, start, passes_done)`` of multi-pass biased random sampling.
 
