@@ -190,24 +190,15 @@ def solve(inst: Instance, method: str, **params: Any) -> Result:
 
 register("fifo", partial(fifo.fifo, reservation="peak"), "FIFO in arrival order under peak reservation (the baseline)")
 register("fifo-curve", partial(fifo.fifo, reservation="curve"), "FIFO in arrival order under curve reservation (ablation)")
-register("easy-peak", partial(backfill.easy, reservation="peak"), "EASY backfilling, FIFO queue, peak reservation")
-register("easy-curve", partial(backfill.easy, reservation="curve"), "EASY backfilling, FIFO queue, curve reservation")
-register(
-    "conservative-peak", partial(backfill.conservative, reservation="peak"),
-    "conservative backfilling, FIFO queue, peak reservation",
-)
-register(
-    "conservative-curve", partial(backfill.conservative, reservation="curve"),
-    "conservative backfilling, FIFO queue, curve reservation",
-)
-register(
-    "list", partial(listsched.list_schedule, reservation="curve"),
-    "serial list scheduling, earliest fit, curve reservation (rule=priority|value|area|...)",
-)
-register(
-    "list-peak", partial(listsched.list_schedule, reservation="peak"),
-    "serial list scheduling, earliest fit, peak reservation (rule=...)",
-)
+for _kind, _fn in (("easy", backfill.easy), ("conservative", backfill.conservative)):
+    for _res in ("peak", "curve"):
+        register(f"{_kind}-{_res}", partial(_fn, reservation=_res),
+                 f"{'EASY' if _kind == 'easy' else _kind} backfilling, FIFO queue, {_res} reservation")
+del _kind, _fn, _res
+register("list", partial(listsched.list_schedule, reservation="curve"),
+         "serial list scheduling, earliest fit, curve reservation (rule=priority|value|area|...)")
+register("list-peak", partial(listsched.list_schedule, reservation="peak"),
+         "serial list scheduling, earliest fit, peak reservation (rule=...)")
 register("parallel", listsched.parallel_schedule, "parallel (time-stepping) list scheduling (rule=...)")
 register("sampling", search.sampling, "multi-pass biased random sampling of lists (passes=, time_limit=, seed=)")
 register(

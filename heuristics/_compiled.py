@@ -23,6 +23,18 @@ from numba import njit
 __all__ = ["serial_starts_compiled"]
 
 
+_DE_BRUIJN = 0x03F79D71B4CA8B09
+_CTZ = np.zeros(64, dtype=np.int64)
+for _i in range(64):
+    _CTZ[((1 << _i) * _DE_BRUIJN % 2**64) >> 58] = _i
+
+
+@njit(cache=True, nogil=True)
+def _ctz(x: np.uint64) -> int:  # pragma: no cover
+    """The position of the lowest set bit of ``x`` (not 0), by a de Bruijn multiplication."""
+    return _CTZ[((x & (~x + np.uint64(1))) * np.uint64(_DE_BRUIJN)) >> np.uint64(58)]  # type: ignore[no-any-return]
+
+
 @njit(cache=True, nogil=True)
 def _lexicographic_subset(
     sizes: np.ndarray, elig: np.ndarray, m: int, g: int, out: np.ndarray, suffix: np.ndarray,
@@ -67,34 +79,63 @@ def _lexicographic_subset(
     return c
 
 
-@njit(cache=True, nogil=True)
-def _one_node(rows: np.ndarray, g: int, p: int, lo: int, hi: int) -> int:  # pragma: no cover
-    """Earliest start of ``g`` GPUs for ``p`` slots in ``[lo, hi)`` on one node, taken; or ``-1``.
+@njit(cache=True, nogil=True, inline="always")
+def _job(i: int, jobs: np.ndarray, T: int) -> tuple[int, int, int, int, int]:  # pragma: no cover
+    """Job ``i`` (``-n <= i < n``): its index, GPUs, duration, release and end by (at most ``T``)."""
+    j = i + jobs.shape[1] if i < 0 else i
+    return j, jobs[0, j], jobs[1, j], jobs[2, j], min(jobs[3, j], T)
 
-    The node never binds (its capacity is at least the pool's and both lose
-    the same GPUs), so the scan reads the pool row alone.
-    """
-    pool = rows[0]
+
+@njit(cache=True, nogil=True)
+def _first_fit(row: np.ndarray, g: int, p: int, t: int, hi: int) -> int:  # pragma: no cover
+    """The earliest start ``s >= t`` with ``row[s : s + p] >= g`` and ``s + p <= hi``, or ``-1``."""
     run = 0
-    for t in range(lo, hi):
-        if pool[t] >= g:
+    while t < hi:
+        if row[t] >= g:
             run += 1
-            if run >= p:
-                s = t - p + 1
-                node = rows[1]
-                for u in range(s, s + p):
-                    pool[u] -= g
-                    node[u] -= g
-                return s
         else:
             run = 0
+        if run >= p:
+            return t - p + 1
+        t += 1
     return -1
+
+
+@njit(cache=True, nogil=True)
+def _one_node(
+    pool: np.ndarray, node: np.ndarray, order: np.ndarray, jobs: np.ndarray, start: np.ndarray,
+    place: np.ndarray,
+) -> np.ndarray:  # pragma: no cover
+    """:func:`serial_starts_compiled` on one node, which never binds: the pool row decides.
+
+    The node row loses the same GPUs as the pool, in a loop of its own (one
+    loop writing both rows compiled to a slower scan, docs/methods.md).
+    """
+    T = pool.shape[0]
+    record = place.shape[0] > 0
+    for i in range(order.shape[0]):
+        j, g, p, lo, hi = _job(order[i], jobs, T)
+        if lo < 0 or hi - lo < p:
+            continue
+        s = _first_fit(pool, g, p, lo, hi)
+        if s >= 0:
+            for t in range(s, s + p):
+                pool[t] -= g
+            for t in range(s, s + p):
+                node[t] -= g
+            start[j] = s
+            if record:
+                place[j, 0] = 0
+                for e in range(1, place.shape[1]):
+                    place[j, e] = -1
+    return start
 
 
 @njit(cache=True, nogil=True)
 def serial_starts_compiled(
     rows: np.ndarray,
     sizes: np.ndarray,
+    levels: np.ndarray,
     frag: np.ndarray,
     rule: int,
     order: np.ndarray,
@@ -111,142 +152,153 @@ def serial_starts_compiled(
     job, a multi-node job takes the lexicographically smallest set of wholly
     free nodes. A job that fits nowhere keeps ``start[j]``. ``rows`` and
     ``start`` are updated in place, and row ``j`` of ``place`` receives the
-    nodes unless ``place`` has no rows; ``start`` is returned.
-
-    With several nodes a scan over the slots, as tight as the one-node scan,
-    keeps the run of slots where the pool and ``maxfree`` (one node) or
-    ``whole`` (whole nodes) have room, and the nodes are tested only at the
-    starts that pass it: one pass over each node's window gives both whether
-    it fits and its least free count (best-fit stops at a node left with no
-    room, which no later node beats). ``nmax`` spares most recomputations of
-    the maximum.
+    nodes unless ``place`` has no rows; ``start`` is returned. ``sizes``,
+    ``levels`` and ``frag`` are the profile's (:class:`heuristics.profile.Profile`).
 
     Raises
     ------
     IndexError
         If ``order`` holds an index outside ``[-n, n)``.
     """
-    K = sizes.shape[0]
-    T = rows.shape[1]
     n = jobs.shape[1]
     for i in range(order.shape[0]):
         if order[i] < -n or order[i] >= n:
             raise IndexError("order: job index out of range")
-    record = place.shape[0] > 0
-    if K == 1:
-        for i in range(order.shape[0]):
-            j = order[i] + n if order[i] < 0 else order[i]
-            p = jobs[1, j]
-            lo = jobs[2, j]
-            hi = min(jobs[3, j], T)
-            if lo < 0 or hi - lo < p:
-                continue
-            s = _one_node(rows, jobs[0, j], p, lo, hi)
-            if s >= 0:
-                start[j] = s
-                if record:
-                    place[j, 0] = 0
-                    for e in range(1, place.shape[1]):
-                        place[j, e] = -1
-        return start
+    if sizes.shape[0] == 1:
+        return _one_node(rows[0], rows[1], order, jobs, start, place)
+    return _nodes(rows, sizes, levels, frag, rule, order, jobs, start, place)
+
+
+@njit(cache=True, nogil=True)
+def _nodes(
+    rows: np.ndarray, sizes: np.ndarray, levels: np.ndarray, frag: np.ndarray, rule: int,
+    order: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
+) -> np.ndarray:  # pragma: no cover
+    """:func:`serial_starts_compiled` on several nodes.
+
+    The scan of one summary row (the pool's room bounded by ``maxfree`` for a
+    one-node job, by ``whole`` for a multi-node one) finds the starts where
+    the pool and some node have room. There the AND over the window of the
+    level rows gives the nodes with room for the job as bits, and only those
+    are scored, in node order: a node wholly free over the window without
+    reading it, and only the first of its size (the others tie with it).
+    """
+    K = sizes.shape[0]
+    T = rows.shape[1]
+    L = levels.shape[0]
+    W = (K + 63) // 64
     pool = rows[0]
     node_free = rows[1 : K + 1]
     maxfree = rows[K + 1]
     nmax = rows[K + 2]
     whole = rows[K + 3]
+    fit_one = rows[K + 4]
+    fit_many = rows[K + 5]
+    base = K + 6  # rows[base + i * W + w]: word w of the nodes with levels[i] GPUs free or more
     largest = 0
     for k in range(K):
         largest = max(largest, sizes[k])
+    floor = np.zeros(largest + 1, dtype=np.int64)  # v: the index of the highest level <= v
+    for i in range(L):
+        for v in range(levels[i], largest + 1):
+            floor[v] = i
+    one = np.uint64(1)
+    of_size = np.zeros((L, W), dtype=np.uint64)  # level i: the nodes of that size, as bits
+    for k in range(K):
+        of_size[floor[sizes[k]], k >> 6] |= one << np.uint64(k & 63)
     elig = np.empty(K, dtype=np.int64)
     chosen = np.empty(K, dtype=np.int64)
     suffix = np.empty(K + 1, dtype=np.int64)
+    empty = np.empty(W, dtype=np.uint64)  # the nodes wholly free over a window
+    cand = np.empty(W, dtype=np.uint64)  # the nodes a rule scores
     top = 0
     for i in range(order.shape[0]):
         g = jobs[0, order[i]]
         if g > largest and g > top:
             top = g
     reach = np.empty((K + 1, top + 1 if top >= 62 else 1), dtype=np.bool_)
+    record = place.shape[0] > 0
     for i in range(order.shape[0]):
-        j = order[i] + n if order[i] < 0 else order[i]
-        g = jobs[0, j]
-        p = jobs[1, j]
-        lo = jobs[2, j]
-        hi = min(jobs[3, j], T)
+        j, g, p, lo, hi = _job(order[i], jobs, T)
         if lo < 0 or hi - lo < p:
             continue
         many = g > largest
         s = -1
         nchosen = 0
-        run = 0
-        t = lo
-        while t < hi:
-            # the next start with a run of p slots where the pool and the nodes have room;
-            # the arrays are indexed by name in each branch (an array chosen into a variable
-            # per job made this loop several times slower)
-            c = -1
-            while t < hi:
-                if many:
-                    if pool[t] >= g and whole[t] >= g:
-                        run += 1
-                    else:
-                        run = 0
-                elif pool[t] >= g and maxfree[t] >= g:
-                    run += 1
-                else:
-                    run = 0
-                if run >= p:
-                    c = t - p + 1
-                    break
-                t += 1
+        c = lo - 1
+        while True:  # the starts with p slots where the pool and the nodes have room
+            c = _first_fit(fit_many if many else fit_one, g, p, c + 1, hi)
             if c < 0:
                 break
-            t += 1
+            if many or rule > 0:  # the nodes wholly free over the window
+                for w in range(W):
+                    empty[w] = 0
+                    for e in range(L):
+                        x = of_size[e, w]
+                        if x != np.uint64(0):
+                            for u in range(c, c + p):
+                                x &= np.uint64(rows[base + e * W + w, u])
+                            empty[w] |= x
             if many:
                 m = 0
-                for k in range(K):
-                    ok = True
-                    for u in range(c, c + p):
-                        if node_free[k, u] < sizes[k]:
-                            ok = False
-                            break
-                    if ok:
-                        elig[m] = k
+                for w in range(W):
+                    x = empty[w]
+                    while x != np.uint64(0):
+                        elig[m] = w * 64 + _ctz(x)
                         m += 1
+                        x &= x - one
                 if m == 0:
                     continue
                 nchosen = _lexicographic_subset(sizes, elig, m, g, chosen, suffix, reach)
                 if nchosen == 0:
                     continue
             else:
+                e = floor[g]  # the nodes with room for g GPUs, or more when g is not a level
+                exact = levels[e] == g
+                for w in range(W):
+                    x = ~np.uint64(0)
+                    for u in range(c, c + p):
+                        x &= np.uint64(rows[base + e * W + w, u])
+                    cand[w] = x if rule == 0 else x & ~empty[w]
+                if rule > 0:  # and of the wholly free nodes of size >= g, the first of each size
+                    for f in range(e if exact else e + 1, L):
+                        for w in range(W):
+                            y = empty[w] & of_size[f, w]
+                            if y != np.uint64(0):
+                                cand[w] |= y & (~y + one)
+                                break
                 best = -1
                 best_room = 0
                 best_delta = 0
-                for k in range(K):
-                    if sizes[k] < g:
-                        continue
-                    room = sizes[k]  # least free count over the window
-                    delta = 0
-                    ok = True
-                    for u in range(c, c + p):
-                        f = node_free[k, u]
-                        if f < g:
-                            ok = False
-                            break
-                        if f < room:
-                            room = f
-                        if rule == 2:
-                            delta += frag[k, f - g] - frag[k, f]
-                    if not ok:
-                        continue
-                    if rule == 0:
-                        best = k
+                stop = False
+                for w in range(W):  # the candidates in node order
+                    x = cand[w]
+                    while x != np.uint64(0) and not stop:
+                        k = w * 64 + _ctz(x)
+                        x &= x - one
+                        size = sizes[k]
+                        room = size  # least free count over the window
+                        delta = 0
+                        if rule > 0 and (empty[w] >> np.uint64(k & 63)) & one:  # wholly free: not read
+                            if rule == 2:
+                                delta = p * (frag[k, size - g] - frag[k, size])
+                        elif rule > 0 or not exact:
+                            for u in range(c, c + p):
+                                f = node_free[k, u]
+                                if f < room:
+                                    room = f
+                                if rule == 2 and f >= g:
+                                    delta += frag[k, f - g] - frag[k, f]
+                            if room < g:
+                                continue  # (g not a level: a node with less room than it needs)
+                        if best < 0 or (rule == 1 and room < best_room) or (
+                            rule == 2 and (delta < best_delta or (delta == best_delta and room < best_room))
+                        ):
+                            best, best_room, best_delta = k, room, delta
+                            # first-fit takes the first; best-fit stops at a node left with no room
+                            stop = rule == 0 or (rule == 1 and room == g)
+                    if stop:
                         break
-                    if best < 0 or (rule == 1 and room < best_room) or (
-                        rule == 2 and (delta < best_delta or (delta == best_delta and room < best_room))
-                    ):
-                        best, best_room, best_delta = k, room, delta
-                        if rule == 1 and room == g:
-                            break  # no room left: no later node leaves less, ties go to the first
                 if best < 0:
                     continue
                 chosen[0] = best
@@ -260,11 +312,16 @@ def serial_starts_compiled(
         for e in range(nchosen):
             k = chosen[e]
             take = g if nchosen == 1 else sizes[k]
+            bit = ~(np.int64(1) << (k & 63))
             for u in range(s, s + p):
                 before = node_free[k, u]
                 node_free[k, u] = before - take
-                if before == sizes[k]:
-                    whole[u] -= before  # no longer wholly free
+                if before == sizes[k]:  # no longer wholly free
+                    whole[u] -= before
+                for f in range(floor[before], -1, -1):  # the levels it no longer holds
+                    if levels[f] <= before - take:
+                        break
+                    rows[base + f * W + (k >> 6), u] &= bit
                 if before == maxfree[u]:
                     if nmax[u] > 1:  # another node still has that much
                         nmax[u] -= 1
@@ -280,6 +337,9 @@ def serial_starts_compiled(
                                 cm += 1
                         maxfree[u] = mx
                         nmax[u] = cm
+        for u in range(s, s + p):
+            fit_one[u] = min(pool[u], maxfree[u])
+            fit_many[u] = min(pool[u], whole[u])
         start[j] = s
         if record:
             for e in range(place.shape[1]):

@@ -26,7 +26,8 @@ def _on_pool_row(decode: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]
         rows = np.empty((2, free.shape[0]), dtype=np.int64)
         rows[0] = free
         rows[1] = free.max(initial=0)
-        prof = Profile(rows, rows[1, :1].copy(), np.zeros((1, 1), dtype=np.int64), 0)
+        prof = Profile(rows, rows[1, :1].copy(), np.ones(1, dtype=np.int64),
+                       np.zeros((1, 1), dtype=np.int64), 0)
         out = decode(prof, order, jobs, start)
         free[:] = prof.pool
         return out

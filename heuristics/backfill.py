@@ -19,7 +19,7 @@ from instances import Instance, Result
 
 from .decoder import job_arrays, serial_starts
 from .placement import new_place
-from .profile import fit, fits_now, new_profile, occupy
+from .profile import fit, new_profile, occupy, start_now
 from .results import finish
 from .rules import fifo_order
 
@@ -74,18 +74,7 @@ def easy_starts(
             log.append((t, h, reserved))
         shadow = prof.copy()
         occupy(shadow, g_[h], reserved, p_[h], held)
-        rest = q[i + 1 :]
-        pos = 0
-        while pos < rest.size:
-            k, ks = fits_now(shadow, t, rest[pos:], gpus, dur)
-            if k < 0:
-                break
-            j = int(rest[pos + k])
-            occupy(prof, g_[j], t, p_[j], ks, place, j)
-            occupy(shadow, g_[j], t, p_[j], ks)
-            start[j] = t
-            alive[j] = False
-            pos += k + 1
+        alive[start_now(shadow, t, q[i + 1 :], gpus, dur, start, place, also=prof)] = False
     return start
 
 

@@ -29,6 +29,9 @@ logger = logging.getLogger(__name__)
 JOB_ROWS: tuple[str, ...] = ("gpus", "durations", "releases", "deadlines")
 """The rows of :func:`job_arrays`."""
 
+Order = Sequence[int] | np.ndarray
+Jobs = np.ndarray | Sequence[Sequence[int]]
+
 _NO_PLACE = np.empty((0, 1), dtype=np.int64)
 _COMPILED: list[Any] = []
 
@@ -39,8 +42,7 @@ def job_arrays(inst: Instance) -> np.ndarray:
     Unpacks as ``gpus, dur, rel, dl = job_arrays(inst)``; built once per
     decoding run, not per job.
     """
-    return np.stack([inst.gpus, inst.durations, inst.releases, inst.deadlines]).astype(
-        np.int64, copy=False)
+    return np.array([inst.gpus, inst.durations, inst.releases, inst.deadlines], dtype=np.int64)
 
 
 def compiled_decoder() -> Any:
@@ -56,13 +58,8 @@ def compiled_decoder() -> Any:
     return _COMPILED[0]
 
 
-def serial_starts(
-    prof: Profile,
-    order: Sequence[int] | np.ndarray,
-    jobs: np.ndarray | Sequence[Sequence[int]],
-    start: np.ndarray | None = None,
-    place: np.ndarray | None = None,
-) -> np.ndarray:
+def serial_starts(prof: Profile, order: Order, jobs: Jobs, start: np.ndarray | None = None,
+                  place: np.ndarray | None = None) -> np.ndarray:
     """Serial schedule generation: place the jobs of ``order`` one by one, earliest fit.
 
     Each job ``j`` in turn starts at the earliest slot ``s >= r_j`` from which
@@ -104,22 +101,23 @@ def serial_starts(
     jobs = np.asarray(jobs, dtype=np.int64)
     if start is None:
         start = np.full(jobs.shape[1], -1, dtype=np.int64)
-    kernel = compiled_decoder()
-    if kernel is not None and all(a.dtype == np.int64 and a.flags.c_contiguous and a.flags.writeable
-                                  for a in (start, _NO_PLACE if place is None else place)):
+    kernel = _COMPILED[0] if _COMPILED else compiled_decoder()
+    if kernel is not None and _kernel_ready(start) and (place is None or _kernel_ready(place)):
+        prof.refresh()
         return kernel(  # type: ignore[no-any-return]
-            prof.rows, prof.sizes, prof.frag, prof.rule, np.asarray(order, dtype=np.int64).reshape(-1),
+            prof.rows, prof.sizes, prof.levels, prof.frag, prof.rule,
+            np.asarray(order, dtype=np.int64).reshape(-1),
             jobs, start, _NO_PLACE if place is None else place)
     return serial_starts_numpy(prof, order, jobs, start, place)
 
 
-def serial_starts_numpy(
-    prof: Profile,
-    order: Sequence[int] | np.ndarray,
-    jobs: np.ndarray | Sequence[Sequence[int]],
-    start: np.ndarray | None = None,
-    place: np.ndarray | None = None,
-) -> np.ndarray:
+def _kernel_ready(a: np.ndarray) -> bool:
+    """Whether the compiled decoder can write ``a`` (writable, contiguous ``int64``)."""
+    return a.dtype == np.int64 and a.flags.c_contiguous and a.flags.writeable
+
+
+def serial_starts_numpy(prof: Profile, order: Order, jobs: Jobs, start: np.ndarray | None = None,
+                        place: np.ndarray | None = None) -> np.ndarray:
     """:func:`serial_starts` with numpy only: :func:`~heuristics.profile.fit` job by job.
 
     The vectorized decoder, used when numba is not installed; same parameters

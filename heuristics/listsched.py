@@ -21,7 +21,7 @@ from instances import Instance, Result
 
 from .decoder import job_arrays, serial_starts
 from .placement import new_place
-from .profile import fits_now, new_profile, occupy
+from .profile import new_profile, start_now
 from .results import finish
 from .rules import order_by
 
@@ -91,15 +91,7 @@ def parallel_starts(
     o_rel, o_last = rel[order], (dl - dur)[order]
     for t in range(T):
         cand = order[pending & (o_rel <= t) & (o_last >= t)]
-        pos = 0
-        while pos < cand.size:
-            k, ks = fits_now(prof, t, cand[pos:], gpus, dur)
-            if k < 0:
-                break
-            j = int(cand[pos + k])
-            occupy(prof, int(gpus[j]), t, int(dur[j]), ks, place, j)
-            start[j] = t
-            pos += k + 1
+        start_now(prof, t, cand, gpus, dur, start, place)
         if cand.size:
             pending[start[order] >= 0] = False
     return start

@@ -18,6 +18,10 @@ per-slot versions that the tests hold these to.
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from instances import Instance
@@ -37,6 +41,7 @@ __all__ = [
     "node_fit",
     "node_fits_now",
     "occupy",
+    "start_now",
 ]
 
 RESERVATIONS: tuple[str, ...] = ("peak", "curve")
@@ -44,6 +49,9 @@ RESERVATIONS: tuple[str, ...] = ("peak", "curve")
 
 _NO_FRAG = np.zeros((1, 1), dtype=np.int64)
 _NO_FRAG.flags.writeable = False
+_ONE_LEVEL = np.ones(1, dtype=np.int64)
+_ONE_LEVEL.flags.writeable = False
+_MEMO: dict[tuple[int, str], tuple[weakref.ref[Instance], Any]] = {}
 
 
 def check_reservation(reservation: str) -> str:
@@ -60,16 +68,22 @@ class Profile:
     ----------
     rows
         ``(R, T)`` int64, the whole state: row 0 the pool, rows ``1 .. K``
-        the nodes; with more than one node three summary rows follow, which
-        the compiled scan prunes by (``maxfree``, the most any one node has
-        free; ``nmax``, how many nodes have that much; ``whole``, the GPUs of
-        the wholly free nodes). One node needs none: it never binds.
+        the nodes; with more than one node summary rows follow, which the
+        compiled decoder prunes by (:meth:`summaries`). One node needs none:
+        it never binds.
+    stale
+        Whether the summary rows lag behind the node rows: :func:`occupy`
+        leaves them (the numpy fit tests read the node rows), and
+        :meth:`refresh` brings them up to date for the compiled decoder.
     pool, free
         Views of ``rows``: ``(T,)`` the pool's row, ``(K, T)`` the nodes'.
     sizes
         ``(K,)`` int64: each node's GPUs (a flat pool: ``[G]``).
     largest
         The largest node's GPUs: a larger job takes whole nodes.
+    levels
+        ``(L,)`` int64, ascending: the free counts the summaries keep the
+        nodes of as bits (1, the GPUs of the one-node jobs, the node sizes).
     frag
         ``(K, max size + 1)`` int64: ``F_k(f)`` of the ``frag`` rule
         (:func:`heuristics.placement.frag_table`); a dummy for other rules.
@@ -78,30 +92,69 @@ class Profile:
         :data:`heuristics.placement.PLACEMENTS`).
     """
 
-    __slots__ = ("frag", "free", "largest", "pool", "rows", "rule", "sizes")
+    __slots__ = ("frag", "free", "largest", "levels", "pool", "rows", "rule", "sizes", "stale")
 
-    def __init__(self, rows: np.ndarray, sizes: np.ndarray, frag: np.ndarray, rule: int) -> None:
+    def __init__(
+        self, rows: np.ndarray, sizes: np.ndarray, levels: np.ndarray, frag: np.ndarray, rule: int,
+        stale: bool = True,
+    ) -> None:
         self.rows = rows
         self.sizes = sizes
+        self.levels = levels
         self.frag = frag
         self.rule = rule
         self.largest = int(sizes.max())
         self.pool = rows[0]
         self.free = rows[1 : sizes.shape[0] + 1]
+        self.stale = stale and sizes.shape[0] > 1
+        self.refresh()
 
     @property
     def num_nodes(self) -> int:
         """``K``: the nodes (1 for a flat pool)."""
         return int(self.sizes.shape[0])
 
-    def summaries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The summary rows ``(maxfree, nmax, whole)`` of a profile of more than one node."""
+    def summaries(self) -> tuple[np.ndarray, ...]:
+        """The summary rows of a profile of more than one node, per slot.
+
+        ``maxfree``: the most any one node has free; ``nmax``: how many nodes
+        have that much; ``whole``: the GPUs of the wholly free nodes;
+        ``fit_one``, ``fit_many``: the pool's free GPUs bounded by ``maxfree``
+        and by ``whole`` (what the scan for a one-node and a multi-node job
+        reads); ``bits``: ``(L, W, T)``, row ``i`` the nodes with
+        ``levels[i]`` GPUs free or more as bits (node ``k`` is bit ``k % 64``
+        of word ``k // 64``), so a window's AND is the set of nodes with room
+        for that many GPUs over it.
+        """
         K = self.sizes.shape[0]
-        return self.rows[K + 1], self.rows[K + 2], self.rows[K + 3]
+        bits = self.rows[K + 6 :].reshape(self.levels.shape[0], -(-K // 64), self.rows.shape[1])
+        return (*self.rows[K + 1 : K + 6], bits)
+
+    def like(self, rows: np.ndarray) -> Profile:
+        """A profile of these ``rows`` with this one's nodes, levels and rule."""
+        prof = object.__new__(Profile)
+        prof.rows, prof.sizes, prof.levels, prof.frag = rows, self.sizes, self.levels, self.frag
+        prof.rule, prof.largest, prof.stale = self.rule, self.largest, self.stale
+        prof.pool, prof.free = rows[0], rows[1 : self.sizes.shape[0] + 1]
+        return prof
 
     def copy(self) -> Profile:
         """A copy whose rows can be changed independently (the tables are shared)."""
-        return Profile(self.rows.copy(), self.sizes, self.frag, self.rule)
+        return self.like(self.rows.copy())
+
+    def refresh(self) -> None:
+        """Bring the summary rows up to date with the pool and node rows (see :attr:`stale`)."""
+        if not self.stale or self.sizes.shape[0] == 1:  # (one node keeps no summaries)
+            self.stale = False
+            return
+        maxfree, nmax, whole, fit_one, fit_many, bits = self.summaries()
+        np.max(self.free, axis=0, out=maxfree)
+        np.sum(self.free == maxfree, axis=0, out=nmax)
+        np.sum((self.free == self.sizes[:, None]) * self.sizes[:, None], axis=0, out=whole)
+        np.minimum(self.pool, maxfree, out=fit_one)
+        np.minimum(self.pool, whole, out=fit_many)
+        bits[:] = _words(self.free >= self.levels[:, None, None], 1)
+        self.stale = False
 
 
 def new_profile(inst: Instance, reservation: str = "curve", placement: str = "first-fit") -> Profile:
@@ -111,18 +164,52 @@ def new_profile(inst: Instance, reservation: str = "curve", placement: str = "fi
     with its capacity for batch work (``node_cap``) in every slot.
     """
     rule = check_placement(placement)
-    cap = capacity(inst, check_reservation(reservation))  # type: ignore[arg-type]
+    check_reservation(reservation)
+    cap = _memo(inst, reservation, lambda: capacity(inst, reservation))  # type: ignore[arg-type]
     K, T = cap.num_nodes, cap.horizon
-    rows = np.empty((K + 1 + (3 if K > 1 else 0), T), dtype=np.int64)
+    if K == 1:
+        rows = np.empty((2, T), dtype=np.int64)
+        rows[0] = cap.pool
+        rows[1] = cap.node_cap[0]
+        return Profile(rows, cap.sizes, _ONE_LEVEL, _NO_FRAG, rule)
+    levels = _memo(inst, "levels", lambda: np.union1d(
+        [1, *cap.sizes.tolist()], inst.gpus[~inst.multi_node]).astype(np.int64))
+    rows = np.empty((K + 6 + levels.size * -(-K // 64), T), dtype=np.int64)
     rows[0] = cap.pool
     rows[1 : K + 1] = cap.node_cap[:, None]
-    if K > 1:
-        top = int(cap.node_cap.max())
-        rows[K + 1] = top
-        rows[K + 2] = int((cap.node_cap == top).sum())
-        rows[K + 3] = int(cap.node_cap[cap.node_cap == cap.sizes].sum())
-    frag = frag_table(inst, cap.sizes) if rule == 2 and K > 1 else _NO_FRAG
-    return Profile(rows, cap.sizes, frag, rule)
+    top = int(cap.node_cap.max())  # the summaries of nodes each at its capacity in every slot
+    rows[K + 1] = top
+    rows[K + 2] = int((cap.node_cap == top).sum())
+    rows[K + 3] = int(cap.node_cap[cap.node_cap == cap.sizes].sum())
+    rows[K + 4 : K + 6] = np.minimum(cap.pool, rows[K + 1 : K + 4 : 2])
+    rows[K + 6 :] = _words(cap.node_cap >= levels[:, None], 1).reshape(-1, 1)
+    frag = _memo(inst, "frag", lambda: frag_table(inst, cap.sizes)) if rule == 2 else _NO_FRAG
+    return Profile(rows, cap.sizes, levels, frag, rule, stale=False)
+
+
+def _words(flags: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Booleans as int64 words along ``axis`` (``K`` long, ``ceil(K / 64)`` words; flag ``k`` bit ``k % 64``)."""
+    flags = np.moveaxis(flags, axis, 0)
+    K = flags.shape[0]
+    bits = np.zeros((-(-K // 64) * 64, *flags.shape[1:]), dtype=np.int64)
+    bits[:K] = flags
+    bits = bits.reshape(-1, 64, *flags.shape[1:]) << np.arange(64).reshape(64, *[1] * (flags.ndim - 1))
+    return np.moveaxis(np.bitwise_or.reduce(bits, axis=1), 0, axis)
+
+
+def _memo(inst: Instance, key: str, build: Callable[[], Any]) -> Any:
+    """``build()`` once per live instance and ``key`` (an instance never changes).
+
+    :func:`instances.capacity` takes some microseconds, as long as a flat
+    list pass on a small instance; the entry goes with the instance.
+    """
+    k = (id(inst), key)
+    hit = _MEMO.get(k)
+    if hit is not None and hit[0]() is inst:
+        return hit[1]
+    value = build()
+    _MEMO[k] = (weakref.ref(inst, lambda _, k=k: _MEMO.pop(k, None)), value)  # type: ignore[misc]
+    return value
 
 
 def earliest_fit(free: np.ndarray, g: int, p: int, lo: int, hi: int) -> int:
@@ -202,19 +289,15 @@ def occupy(
     """Take ``g`` GPUs in slots ``s .. s+p-1`` of the pool and of ``nodes``, in place.
 
     On one node the job takes ``g`` GPUs; on several, each in full. Writes the
-    nodes into row ``j`` of ``place`` when given.
+    nodes into row ``j`` of ``place`` when given. The summary rows go stale
+    (:attr:`Profile.stale`).
     """
     prof.pool[s : s + p] -= g
     if len(nodes) == 1:
         prof.free[nodes[0], s : s + p] -= g
     else:
         prof.free[nodes, s : s + p] -= prof.sizes[nodes][:, None]
-    if prof.sizes.shape[0] > 1:
-        maxfree, nmax, whole = prof.summaries()
-        window = prof.free[:, s : s + p]
-        maxfree[s : s + p] = window.max(axis=0)
-        nmax[s : s + p] = (window == maxfree[s : s + p]).sum(axis=0)
-        whole[s : s + p] = ((window == prof.sizes[:, None]) * prof.sizes[:, None]).sum(axis=0)
+    prof.stale = prof.sizes.shape[0] > 1
     if place is not None:
         place[j] = -1
         place[j, : len(nodes)] = nodes
@@ -249,6 +332,34 @@ def fits_now(
         return node_fits_now(prof, t, cand, gpus, dur)
     k = first_fits_now(prof.pool, t, cand, gpus, dur)
     return k, [0] if k >= 0 else []
+
+
+def start_now(
+    prof: Profile, t: int, cand: np.ndarray, gpus: np.ndarray, dur: np.ndarray, start: np.ndarray,
+    place: np.ndarray | None = None, also: Profile | None = None,
+) -> list[int]:
+    """Start at slot ``t``, in the order of ``cand``, every job that fits now; returns them.
+
+    Each job that has a valid placement from ``t`` in ``prof`` (the profile
+    left by the jobs started before it) takes it there, and in ``also`` when
+    given (EASY tests the profile that holds the head's reservation and
+    takes from both); its start and nodes go into ``start`` and ``place``.
+    """
+    started = []
+    pos = 0
+    while pos < cand.size:
+        k, ks = fits_now(prof, t, cand[pos:], gpus, dur)
+        if k < 0:
+            break
+        j = int(cand[pos + k])
+        g, p = int(gpus[j]), int(dur[j])
+        occupy(prof, g, t, p, ks, None if also is not None else place, j)
+        if also is not None:
+            occupy(also, g, t, p, ks, place, j)
+        start[j] = t
+        started.append(j)
+        pos += k + 1
+    return started
 
 
 def node_fits_now(

@@ -21,7 +21,7 @@ from instances import Instance, Result
 
 from .decoder import job_arrays, serial_starts
 from .placement import new_place
-from .profile import Profile, new_profile
+from .profile import new_profile
 from .results import finish, start_value
 from .rules import RULES, order_by
 
@@ -31,14 +31,8 @@ logger = logging.getLogger(__name__)
 
 
 def sampling_order(
-    inst: Instance,
-    *,
-    passes: int = 200,
-    time_limit: float | None = None,
-    seed: int = 0,
-    reservation: str = "curve",
-    placement: str = "first-fit",
-    place: np.ndarray | None = None,
+    inst: Instance, *, passes: int = 200, time_limit: float | None = None, seed: int = 0,
+    reservation: str = "curve", placement: str = "first-fit", place: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Best ``(order, start, passes_done)`` of multi-pass biased random sampling.
 
@@ -177,8 +171,7 @@ class OrderSearch:
         chunk ``c`` starting past ``k`` whose profile equals the current
         order's, and return ``c`` (the number of chunks when decoded to the end).
         """
-        prof = Profile((self.prof0.rows if b == 0 else self.snaps[b]).copy(), self.prof0.sizes,
-                       self.prof0.frag, self.prof0.rule)
+        prof = self.prof0.like((self.prof0.rows if b == 0 else self.snaps[b]).copy())
         for c in range(b, snaps.shape[0]):
             a = c * self.stride
             if k is not None and a > k and np.array_equal(prof.rows, self.snaps[c]):

@@ -60,7 +60,8 @@ def _used(inst: Instance, start: np.ndarray) -> np.ndarray:
 def _three(compiled, inst: Instance, order: np.ndarray, reservation: str) -> tuple[list, list, list]:
     """Starts by the compiled kernel, the numpy decoder and the reference."""
     prof = new_profile(inst, reservation)
-    fast = compiled(prof.rows, prof.sizes, prof.frag, prof.rule, np.asarray(order, dtype=np.int64),
+    fast = compiled(prof.rows, prof.sizes, prof.levels, prof.frag, prof.rule,
+                    np.asarray(order, dtype=np.int64),
                     job_arrays(inst), np.full(inst.num_jobs, -1, dtype=np.int64),
                     np.empty((0, 1), dtype=np.int64))
     vec = serial_starts_numpy(new_profile(inst, reservation), order, job_arrays(inst))

@@ -41,6 +41,30 @@ def test_compiled_numpy_and_reference_decoders_agree(inst: Instance, seed: int, 
                  enforce_reservation=True)
 
 
+@given(inst=node_instances(), seed=st.integers(0, 2**16),
+       reservation=st.sampled_from(["peak", "curve"]), rule=st.sampled_from(PLACEMENTS))
+@SETTINGS
+def test_numpy_then_compiled_on_one_profile_and_the_summaries_it_keeps(
+    inst: Instance, seed: int, reservation: str, rule: str,
+) -> None:
+    """A prefix placed by the numpy decoder, the rest by the compiled one: one pass's schedule.
+
+    The compiled decoder keeps the summary rows as it places; they must be
+    those :meth:`Profile.refresh` computes from the node rows it leaves.
+    """
+    order = np.random.default_rng(seed).permutation(inst.num_jobs)
+    k = inst.num_jobs // 2
+    prof, place = new_profile(inst, reservation, rule), new_place(inst)
+    start = serial_starts_numpy(prof, order[:k], job_arrays(inst), None, place)
+    assert prof.stale == (inst.num_nodes > 1 and bool((start >= 0).any()))
+    serial_starts(prof, order[k:], job_arrays(inst), start, place)
+    assert (start.tolist(), _rows(place)) == list_starts_nodes_ref(inst, order, reservation, rule)
+    kept = prof.rows.copy()
+    prof.stale = True
+    prof.refresh()
+    assert prof.rows.tolist() == kept.tolist()
+
+
 @given(inst=node_instances(), reservation=st.sampled_from(["peak", "curve"]))
 @SETTINGS
 def test_fifo_on_nodes_is_the_specified_rule(inst: Instance, reservation: str) -> None:
