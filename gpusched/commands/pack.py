@@ -164,9 +164,9 @@ def _one_file(args: argparse.Namespace) -> int:
         save_placement(run.placement, args.output)
     bound = None
     if not args.no_bound:
-        from milp.packing import packing_bound
+        from ..sweep.packing import bound_with_starts
 
-        bound = packing_bound(packing, time_limit=args.bound_time)
+        bound = bound_with_starts(packing, args.bound_time)
     m = run.metrics
     out = {"packing": packing.name, "policy": args.policy, "order": args.order,
            "allocated_milli": m.allocated_milli, "failed": m.failed, "placed": m.placed,
