@@ -147,6 +147,14 @@ def _write_tables(out: Path, rows: list[dict[str, Any]], levels: tuple[int, ...]
     for name, v in views.items():
         atomic_write_text(out / f"{name}.md", v.render("markdown"))
         atomic_write_text(out / f"{name}.tex", v.render("latex"))
+    if len(df):
+        import matplotlib.pyplot as plt
+
+        from ..plots_packing import plot_packing
+
+        fig = plot_packing(df)
+        fig.savefig(out / "pack.png", dpi=150)
+        plt.close(fig)
     print(views["table"].render("markdown"))
 
 

@@ -104,6 +104,8 @@ class PackCell:
                  "nodes": _file_hash(self.nodes, "openb:nodes"),
                  "inflation": self.inflation,
                  "time_limit": self.time_limit if self.policy == BOUND else None}
+        if self.order != "arrival":
+            ident["workload"] = "instance"  # FGD's target workload: the whole instance's
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -172,11 +174,14 @@ def _online(cell: PackCell, packing: Packing, row: dict[str, Any]) -> Files:
 
 def _offline(cell: PackCell, packing: Packing, row: dict[str, Any]) -> Files:
     from heuristics.packing import place
+    from instances.packing import target_workload
 
     out = {}
+    workload = target_workload(packing)  # FGD's, as in the online run: the whole instance's
     for lv in cell.levels:
         k = arrived_prefix(packing, lv)
-        run = place(packing.head(k), cell.policy, seed=cell.seed, order=cell.order)
+        run = place(packing.head(k), cell.policy, seed=cell.seed, order=cell.order,
+                    workload=workload)
         out[str(lv)] = {"pods": k, "allocated_milli": run.metrics.allocated_milli,
                         "runtime_s": run.runtime_s}
     row.update(capacity_milli=packing.capacity_milli, at_levels=out)

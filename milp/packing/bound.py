@@ -49,6 +49,10 @@ SAFETY = 1e-6
 PRICING_SECONDS = 10.0
 """Most seconds one pricing MIP may take (its dual bound still counts when it stops)."""
 
+MIP_SLACK = 30.0
+"""The best packing's MIP uses the columns the LP uses and those whose reduced cost is
+within this many milli of zero."""
+
 ROUNDING_SHARE = 0.25
 """Share of the time limit kept for the restricted master MIP (the best packing)."""
 
@@ -136,10 +140,19 @@ class _Master:
                 np.asarray(sol.col_value, dtype=np.float64), duals[:T], duals[T:])
 
     def integer(self, time_limit: float, start: np.ndarray | None) -> np.ndarray | None:
-        """The restricted master as a MIP (``None`` if no solution in time)."""
+        """The restricted master as a MIP over the columns the LP uses or nearly prices in,
+        and the start's (``None`` if no solution in time)."""
         import highspy
 
         n = len(self.columns)
+        self.h.setOptionValue("time_limit", max(0.01, time_limit))
+        self.h.run()  # the LP again: its solution and reduced costs pick the MIP's columns
+        sol = self.h.getSolution()
+        keep = ((np.asarray(sol.col_value) > 1e-9) | (np.asarray(sol.col_dual) >= -MIP_SLACK)
+                | ((start > 0) if start is not None else False))
+        drop = np.flatnonzero(~keep).astype(np.int32)
+        if len(drop):
+            self.h.changeColsBounds(len(drop), drop, np.zeros(len(drop)), np.zeros(len(drop)))
         self.h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
                                      np.full(n, highspy.HighsVarType.kInteger))
         self.h.setOptionValue("time_limit", max(0.01, time_limit))
@@ -147,7 +160,8 @@ class _Master:
         if start is not None:
             sol = highspy.HighsSolution()
             sol.col_value = list(map(float, start))
-            self.h.setSolution(sol)
+            with stdout_closed():  # HiGHS may run a sub-MIP on a given solution, and print
+                self.h.setSolution(sol)
         with stdout_closed():
             self.h.run()
         if self.h.getInfo().primal_solution_status != 2:
