@@ -147,6 +147,14 @@ def _write_tables(out: Path, rows: list[dict[str, Any]], levels: tuple[int, ...]
     for name, v in views.items():
         atomic_write_text(out / f"{name}.md", v.render("markdown"))
         atomic_write_text(out / f"{name}.tex", v.render("latex"))
+    if len(df):
+        import matplotlib.pyplot as plt
+
+        from ..plots_packing import plot_packing
+
+        fig = plot_packing(df)
+        fig.savefig(out / "pack.png", dpi=150)
+        plt.close(fig)
     print(views["table"].render("markdown"))
 
 
@@ -164,9 +172,9 @@ def _one_file(args: argparse.Namespace) -> int:
         save_placement(run.placement, args.output)
     bound = None
     if not args.no_bound:
-        from milp.packing import packing_bound
+        from ..sweep.packing import bound_with_starts
 
-        bound = packing_bound(packing, time_limit=args.bound_time)
+        bound = bound_with_starts(packing, args.bound_time)
     m = run.metrics
     out = {"packing": packing.name, "policy": args.policy, "order": args.order,
            "allocated_milli": m.allocated_milli, "failed": m.failed, "placed": m.placed,

@@ -41,8 +41,8 @@ from instances.traces import shipped
 
 from .cells import safe_name, versions
 
-__all__ = ["BOUND", "LEVELS", "PackCell", "PackSummary", "arrived_prefix", "load_pack_rows",
-           "run_pack_cell", "run_pack_cells"]
+__all__ = ["BOUND", "LEVELS", "PackCell", "PackSummary", "arrived_prefix", "bound_with_starts",
+           "load_pack_rows", "run_pack_cell", "run_pack_cells"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +51,9 @@ BOUND = "bound"
 
 LEVELS: tuple[int, ...] = (90, 100, 110, 120)
 """Arrived percentages where the bound and the offline orders are measured by default."""
+
+START_ORDERS: tuple[str, ...] = ("arrival", "largest", "dominant")
+"""The orders every policy's start placement for the bound is made in."""
 
 ROW_VERSION = 1
 """Part of every key: bumped when a row changes meaning, so that old rows run again."""
@@ -101,6 +104,8 @@ class PackCell:
                  "nodes": _file_hash(self.nodes, "openb:nodes"),
                  "inflation": self.inflation,
                  "time_limit": self.time_limit if self.policy == BOUND else None}
+        if self.order != "arrival":
+            ident["workload"] = "instance"  # FGD's target workload: the whole instance's
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -169,27 +174,41 @@ def _online(cell: PackCell, packing: Packing, row: dict[str, Any]) -> Files:
 
 def _offline(cell: PackCell, packing: Packing, row: dict[str, Any]) -> Files:
     from heuristics.packing import place
+    from instances.packing import target_workload
 
     out = {}
+    workload = target_workload(packing)  # FGD's, as in the online run: the whole instance's
     for lv in cell.levels:
         k = arrived_prefix(packing, lv)
-        run = place(packing.head(k), cell.policy, seed=cell.seed, order=cell.order)
+        run = place(packing.head(k), cell.policy, seed=cell.seed, order=cell.order,
+                    workload=workload)
         out[str(lv)] = {"pods": k, "allocated_milli": run.metrics.allocated_milli,
                         "runtime_s": run.runtime_s}
     row.update(capacity_milli=packing.capacity_milli, at_levels=out)
     return {}
 
 
-def _bound(cell: PackCell, packing: Packing, row: dict[str, Any]) -> Files:
+def bound_with_starts(packing: Packing, time_limit: float) -> Any:
+    """:func:`milp.packing.packing_bound` seeded with every policy's placement in every
+    order (what the policies found is where the LP starts); ``time_limit`` covers both."""
+    from heuristics.packing import POLICIES, place
     from milp.packing import packing_bound
 
+    t0 = time.perf_counter()
+    starts = [place(packing, pol, order=order).placement for pol in POLICIES
+              for order in START_ORDERS]
+    left = time_limit - (time.perf_counter() - t0)
+    return packing_bound(packing, time_limit=max(left, 0.1 * time_limit), starts=starts)
+
+
+def _bound(cell: PackCell, packing: Packing, row: dict[str, Any]) -> Files:
     from instances.packing import check_packing_bound
 
     out, files = {}, {}
     for lv in cell.levels:
         k = arrived_prefix(packing, lv)
         head = packing.head(k)
-        b = packing_bound(head, time_limit=cell.time_limit)
+        b = bound_with_starts(head, cell.time_limit)
         checked = check_packing_bound(head, b.certificate)
         out[str(lv)] = {"pods": k, "bound_milli": b.bound_milli, "best_milli": b.best_milli,
                         "checked_bound_milli": checked, "status": b.status,

@@ -151,10 +151,12 @@ def avoidable_view(rows: Sequence[dict[str, Any]],
 
 def order_view(rows: Sequence[dict[str, Any]],
                levels: Sequence[int] = (100, 120)) -> TableView:
-    """Median unallocated GPU % per policy and order (arrival and the offline orders)."""
+    """Median unallocated GPU % per policy and order (arrival and the offline orders), over
+    the seeds that have offline orders (all seeds when none has)."""
+    offline = {r["seed"] for r in rows if r["policy"] != "bound" and r["order"] != "arrival"}
     per: dict[tuple[str, str, int], list[float]] = {}
     for r in rows:
-        if r["policy"] == "bound":
+        if r["policy"] == "bound" or (offline and r["seed"] not in offline):
             continue
         for lv in levels:
             at = r.get("at_levels", {}).get(str(lv))

@@ -10,6 +10,7 @@ and the independent check of the bound's dual certificate
 (:func:`check_packing_bound`).
 """
 
+from .certificate import PackingCertificate, check_packing_bound, node_types, pod_shapes
 from .checker import (
     InvalidPlacementError,
     PackingMetrics,
@@ -56,6 +57,7 @@ __all__ = [
     "PackNode",
     "Packing",
     "PackingArrays",
+    "PackingCertificate",
     "PackingCurve",
     "PackingMetrics",
     "Placement",
@@ -63,11 +65,13 @@ __all__ = [
     "TargetWorkload",
     "Violation",
     "bin_curve",
+    "check_packing_bound",
     "dumps_packing",
     "evaluate_placement",
     "load_packing",
     "load_placement",
     "node_frag",
+    "node_types",
     "nodes_frag",
     "openb_packing",
     "packing_curve",
@@ -76,6 +80,7 @@ __all__ = [
     "placement_arrays",
     "placement_from_dict",
     "placement_violations",
+    "pod_shapes",
     "read_openb_nodes",
     "read_openb_pods",
     "save_packing",

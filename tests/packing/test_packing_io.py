@@ -121,3 +121,14 @@ def test_pack_usage_errors(capsys):
     assert "-o/--output" in capsys.readouterr().err
     assert main(["pack", "openb", "-o", "x", "--policies", "fgd,nope"]) == 2
     assert "--policies: unknown policy 'nope'" in capsys.readouterr().err
+
+
+def test_pack_file_json_is_one_line_with_the_bound(tmp_path, capfd):
+    """The bound's MIPs print nothing to the C-level standard output: one JSON line."""
+    save_packing(random_packing(11, nodes=6, pods=40), tmp_path / "p.json")
+    assert main(["pack", str(tmp_path / "p.json"), "--policy", "fgd", "--json",
+                 "--bound-time", "10"]) == 0
+    out = capfd.readouterr().out.strip().splitlines()
+    assert len(out) == 1
+    line = json.loads(out[0])
+    assert line["allocated_milli"] <= line["best_milli"] <= line["bound_milli"]

@@ -87,3 +87,33 @@ def test_a_failing_cell_is_an_error_row_and_runs_again(tmp_path, data):
     assert s.errors == 1
     assert load_pack_rows(tmp_path / "r") == []
     assert load_pack_rows(tmp_path / "r", errors=True)[0]["status"] == "error"
+
+
+def test_bound_cells_give_bound_pct_and_the_avoidable_table(tmp_path, data):
+    from instances.packing import PackingCertificate, check_packing_bound, load_packing
+
+    out = tmp_path / "res"
+    assert main(["pack", "openb", *data, "--seeds", "0-0", "--policies", "fgd,dotprod", "--bound",
+                 "--levels", "100,120", "--bound-time", "20", "--orders", "largest", "-o",
+                 str(out), "--workers", "1", "--no-progress"]) == 0
+    df = pd.read_csv(out / "pack.csv")
+    at = df[df["arrived_pct"].isin([100, 120])]
+    assert at["bound_pct"].notna().all()
+    # the bound is never below what a policy achieved at the same arrived point
+    rows = load_pack_rows(out)
+    bound = next(r for r in rows if r["policy"] == "bound")
+    for r in rows:
+        if r["policy"] not in ("bound",):
+            for lv in ("100", "120"):
+                assert r["at_levels"][lv]["allocated_milli"] <= bound["at_levels"][lv]["bound_milli"]
+    for lv in ("100", "120"):
+        b = bound["at_levels"][lv]
+        assert b["best_milli"] <= b["bound_milli"]
+        assert b["checked_bound_milli"] <= b["bound_milli"] + 1
+    assert (out / "avoidable.md").is_file() and (out / "orders.md").is_file()
+    assert "bound (least unallocated" in (out / "table.md").read_text()
+    cert = json.loads(next((out / "bounds").glob("*-100.json")).read_text())["certificate"]
+    packing = load_packing(next((out / "packings").glob("*.json")))
+    head = packing.head(bound["at_levels"]["100"]["pods"])
+    assert check_packing_bound(head, PackingCertificate.from_dict(cert)) <= \
+        bound["at_levels"]["100"]["bound_milli"] + 1
