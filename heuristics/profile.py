@@ -68,15 +68,18 @@ class Profile:
     ----------
     rows
         ``(R, T)`` int64, the whole state: row 0 the pool, rows ``1 .. K``
-        the nodes; with more than one node summary rows follow, which the
-        compiled decoder prunes by (:meth:`summaries`). One node needs none:
-        it never binds.
+        the nodes, then summary rows the compiled decoder prunes by
+        (:meth:`summaries`). One node is row 0 alone: it never binds, and
+        loses what the pool loses, so its row is the pool's plus ``offset``.
     stale
         Whether the summary rows lag behind the node rows: :func:`occupy`
         leaves them (the numpy fit tests read the node rows), and
         :meth:`refresh` brings them up to date for the compiled decoder.
     pool, free
-        Views of ``rows``: ``(T,)`` the pool's row, ``(K, T)`` the nodes'.
+        ``(T,)`` the pool's row and ``(K, T)`` the nodes' (views of ``rows``;
+        one node's, a new array).
+    offset
+        One node: its capacity less the pool's, per slot (``None`` for more).
     sizes
         ``(K,)`` int64: each node's GPUs (a flat pool: ``[G]``).
     largest
@@ -92,22 +95,29 @@ class Profile:
         :data:`heuristics.placement.PLACEMENTS`).
     """
 
-    __slots__ = ("frag", "free", "largest", "levels", "pool", "rows", "rule", "sizes", "stale")
+    __slots__ = ("frag", "largest", "levels", "offset", "pool", "rows", "rule", "sizes", "stale")
 
     def __init__(
         self, rows: np.ndarray, sizes: np.ndarray, levels: np.ndarray, frag: np.ndarray, rule: int,
-        stale: bool = True,
+        stale: bool = True, offset: np.ndarray | None = None,
     ) -> None:
         self.rows = rows
         self.sizes = sizes
         self.levels = levels
         self.frag = frag
         self.rule = rule
+        self.offset = offset
         self.largest = int(sizes.max())
         self.pool = rows[0]
-        self.free = rows[1 : sizes.shape[0] + 1]
         self.stale = stale and sizes.shape[0] > 1
         self.refresh()
+
+    @property
+    def free(self) -> np.ndarray:
+        """``(K, T)``: each node's free GPUs per slot."""
+        if self.offset is not None:
+            return (self.pool + self.offset)[None, :]
+        return self.rows[1 : self.sizes.shape[0] + 1]
 
     @property
     def num_nodes(self) -> int:
@@ -134,8 +144,8 @@ class Profile:
         """A profile of these ``rows`` with this one's nodes, levels and rule."""
         prof = object.__new__(Profile)
         prof.rows, prof.sizes, prof.levels, prof.frag = rows, self.sizes, self.levels, self.frag
-        prof.rule, prof.largest, prof.stale = self.rule, self.largest, self.stale
-        prof.pool, prof.free = rows[0], rows[1 : self.sizes.shape[0] + 1]
+        prof.rule, prof.largest, prof.stale, prof.offset = self.rule, self.largest, self.stale, self.offset
+        prof.pool = rows[0]
         return prof
 
     def copy(self) -> Profile:
@@ -144,7 +154,7 @@ class Profile:
 
     def refresh(self) -> None:
         """Bring the summary rows up to date with the pool and node rows (see :attr:`stale`)."""
-        if not self.stale or self.sizes.shape[0] == 1:  # (one node keeps no summaries)
+        if not self.stale or self.offset is not None:  # (one node keeps no summaries)
             self.stale = False
             return
         maxfree, nmax, whole, fit_one, fit_many, bits = self.summaries()
@@ -168,10 +178,8 @@ def new_profile(inst: Instance, reservation: str = "curve", placement: str = "fi
     cap = _memo(inst, reservation, lambda: capacity(inst, reservation))  # type: ignore[arg-type]
     K, T = cap.num_nodes, cap.horizon
     if K == 1:
-        rows = np.empty((2, T), dtype=np.int64)
-        rows[0] = cap.pool
-        rows[1] = cap.node_cap[0]
-        return Profile(rows, cap.sizes, _ONE_LEVEL, _NO_FRAG, rule)
+        offset = _memo(inst, reservation + " offset", lambda: _readonly(cap.node_cap[0] - cap.pool))
+        return Profile(cap.pool[None, :].copy(), cap.sizes, _ONE_LEVEL, _NO_FRAG, rule, False, offset)
     levels = _memo(inst, "levels", lambda: np.union1d(
         [1, *cap.sizes.tolist()], inst.gpus[~inst.multi_node]).astype(np.int64))
     rows = np.empty((K + 6 + levels.size * -(-K // 64), T), dtype=np.int64)
@@ -185,6 +193,11 @@ def new_profile(inst: Instance, reservation: str = "curve", placement: str = "fi
     rows[K + 6 :] = _words(cap.node_cap >= levels[:, None], 1).reshape(-1, 1)
     frag = _memo(inst, "frag", lambda: frag_table(inst, cap.sizes)) if rule == 2 else _NO_FRAG
     return Profile(rows, cap.sizes, levels, frag, rule, stale=False)
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
 
 
 def _words(flags: np.ndarray, axis: int = 0) -> np.ndarray:
@@ -292,12 +305,15 @@ def occupy(
     nodes into row ``j`` of ``place`` when given. The summary rows go stale
     (:attr:`Profile.stale`).
     """
-    prof.pool[s : s + p] -= g
-    if len(nodes) == 1:
-        prof.free[nodes[0], s : s + p] -= g
+    if prof.offset is not None:  # one node: its row follows the pool's
+        prof.pool[s : s + p] -= g
     else:
-        prof.free[nodes, s : s + p] -= prof.sizes[nodes][:, None]
-    prof.stale = prof.sizes.shape[0] > 1
+        prof.pool[s : s + p] -= g
+        if len(nodes) == 1:
+            prof.free[nodes[0], s : s + p] -= g
+        else:
+            prof.free[nodes, s : s + p] -= prof.sizes[nodes][:, None]
+        prof.stale = True
     if place is not None:
         place[j] = -1
         place[j, : len(nodes)] = nodes
