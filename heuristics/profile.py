@@ -37,6 +37,7 @@ __all__ = [
     "first_fits_now",
     "fit",
     "fits_now",
+    "hinted_fit",
     "new_profile",
     "node_fit",
     "node_fits_now",
@@ -52,6 +53,9 @@ _NO_FRAG.flags.writeable = False
 _ONE_LEVEL = np.ones(1, dtype=np.int64)
 _ONE_LEVEL.flags.writeable = False
 _MEMO: dict[tuple[int, str], tuple[weakref.ref[Instance], Any]] = {}
+
+Hint = dict[tuple[int, int], tuple[int, int]]
+"""What :func:`hinted_fit` keeps of earlier answers on one row."""
 
 
 def check_reservation(reservation: str) -> str:
@@ -259,17 +263,44 @@ def _full_windows(ok: np.ndarray, p: int) -> np.ndarray:
     return (c[..., p:] - c[..., :-p]) == p
 
 
-def fit(prof: Profile, g: int, p: int, lo: int, hi: int) -> tuple[int, list[int]]:
+def fit(
+    prof: Profile, g: int, p: int, lo: int, hi: int, hint: Hint | None = None,
+) -> tuple[int, list[int]]:
     """Earliest start ``s`` in ``[lo, hi - p]`` with a valid placement of ``g`` GPUs, and its nodes.
 
     Returns ``(s, nodes)``, the node positions (ascending) the rule picks,
     or ``(-1, [])`` when no start fits. One node never binds, so there the
-    pool row decides (:func:`earliest_fit`); :func:`node_fit` is the general case.
+    pool row decides (:func:`earliest_fit`, or :func:`hinted_fit` with a
+    ``hint`` of this profile); :func:`node_fit` is the general case.
     """
     if prof.sizes.shape[0] > 1:
         return node_fit(prof, g, p, lo, hi)
-    s = earliest_fit(prof.pool, g, p, lo, hi)
+    s = earliest_fit(prof.pool, g, p, lo, hi) if hint is None else hinted_fit(
+        prof.pool, g, p, lo, hi, hint)
     return s, [0] if s >= 0 else []
+
+
+def hinted_fit(free: np.ndarray, g: int, p: int, lo: int, hi: int, hint: Hint) -> int:
+    """:func:`earliest_fit` on a row that only shrinks between calls.
+
+    The earliest fit of a block ``(g, p)`` from a slot ``lo`` can then only
+    move later: ``hint[(g, p)] = (lo, s)`` keeps the last answer (``s`` found
+    ignoring the deadline, ``-1`` for none), and a later query from
+    ``lo' >= lo`` starts its search at ``max(lo', s)``. The window at the
+    search's first slot is tested alone first (the common hit). Use a fresh
+    ``hint`` for each row.
+    """
+    h = hint.get((g, p))
+    a = lo
+    if h is not None and h[0] <= lo:
+        if h[1] < 0:
+            return -1
+        a = max(a, h[1])
+    if a + p > hi:
+        return -1
+    s = a if free[a : a + p].min() >= g else earliest_fit(free, g, p, a + 1, free.shape[0])
+    hint[(g, p)] = (lo, s)
+    return s if s >= 0 and s + p <= hi else -1
 
 
 def node_fit(prof: Profile, g: int, p: int, lo: int, hi: int) -> tuple[int, list[int]]:
