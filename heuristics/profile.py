@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from instances import Instance
-from instances.capacity import capacity, lexicographic_subset
+from instances.capacity import Capacity, capacity, lexicographic_subset
 
 from .placement import check_placement, choose, frag_table
 
@@ -53,6 +53,8 @@ _NO_FRAG.flags.writeable = False
 _ONE_LEVEL = np.ones(1, dtype=np.int64)
 _ONE_LEVEL.flags.writeable = False
 _MEMO: dict[tuple[int, str], tuple[weakref.ref[Instance], Any]] = {}
+_MEMO_BYTES = 4 * 2**20
+"""The largest empty profile kept per instance (a larger one is built at each call)."""
 
 Hint = dict[tuple[int, int], tuple[int, int]]
 """What :func:`hinted_fit` keeps of earlier answers on one row."""
@@ -186,7 +188,20 @@ def new_profile(inst: Instance, reservation: str = "curve", placement: str = "fi
         return Profile(cap.pool[None, :].copy(), cap.sizes, _ONE_LEVEL, _NO_FRAG, rule, False, offset)
     levels = _memo(inst, "levels", lambda: np.union1d(
         [1, *cap.sizes.tolist()], inst.gpus[~inst.multi_node]).astype(np.int64))
-    rows = np.empty((K + 6 + levels.size * -(-K // 64), T), dtype=np.int64)
+    shape = (K + 6 + levels.size * -(-K // 64), T)
+    if shape[0] * T * 8 <= _MEMO_BYTES:
+        rows = _memo(inst, reservation + " rows",
+                     lambda: _readonly(_empty_rows(cap, levels, shape))).copy()
+    else:
+        rows = _empty_rows(cap, levels, shape)
+    frag = _memo(inst, "frag", lambda: frag_table(inst, cap.sizes)) if rule == 2 else _NO_FRAG
+    return Profile(rows, cap.sizes, levels, frag, rule, stale=False)
+
+
+def _empty_rows(cap: Capacity, levels: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """The rows of a profile of several nodes with nothing placed (see :class:`Profile`)."""
+    K = cap.num_nodes
+    rows = np.empty(shape, dtype=np.int64)
     rows[0] = cap.pool
     rows[1 : K + 1] = cap.node_cap[:, None]
     top = int(cap.node_cap.max())  # the summaries of nodes each at its capacity in every slot
@@ -195,8 +210,7 @@ def new_profile(inst: Instance, reservation: str = "curve", placement: str = "fi
     rows[K + 3] = int(cap.node_cap[cap.node_cap == cap.sizes].sum())
     rows[K + 4 : K + 6] = np.minimum(cap.pool, rows[K + 1 : K + 4 : 2])
     rows[K + 6 :] = _words(cap.node_cap >= levels[:, None], 1).reshape(-1, 1)
-    frag = _memo(inst, "frag", lambda: frag_table(inst, cap.sizes)) if rule == 2 else _NO_FRAG
-    return Profile(rows, cap.sizes, levels, frag, rule, stale=False)
+    return rows
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -217,8 +231,8 @@ def _words(flags: np.ndarray, axis: int = 0) -> np.ndarray:
 def _memo(inst: Instance, key: str, build: Callable[[], Any]) -> Any:
     """``build()`` once per live instance and ``key`` (an instance never changes).
 
-    :func:`instances.capacity` takes some microseconds, as long as a flat
-    list pass on a small instance; the entry goes with the instance.
+    :func:`instances.capacity` and the empty rows of a profile take about as
+    long as a list pass on a small instance; the entry goes with the instance.
     """
     k = (id(inst), key)
     hit = _MEMO.get(k)
