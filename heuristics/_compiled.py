@@ -103,14 +103,9 @@ def _first_fit(row: np.ndarray, g: int, p: int, t: int, hi: int) -> int:  # prag
 
 @njit(cache=True, nogil=True)
 def _one_node(
-    pool: np.ndarray, node: np.ndarray, order: np.ndarray, jobs: np.ndarray, start: np.ndarray,
-    place: np.ndarray,
+    pool: np.ndarray, order: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
 ) -> np.ndarray:  # pragma: no cover
-    """:func:`serial_starts_compiled` on one node, which never binds: the pool row decides.
-
-    The node row loses the same GPUs as the pool, in a loop of its own (one
-    loop writing both rows compiled to a slower scan, docs/methods.md).
-    """
+    """:func:`serial_starts_compiled` on one node, which never binds: the pool row decides."""
     T = pool.shape[0]
     record = place.shape[0] > 0
     for i in range(order.shape[0]):
@@ -121,8 +116,6 @@ def _one_node(
         if s >= 0:
             for t in range(s, s + p):
                 pool[t] -= g
-            for t in range(s, s + p):
-                node[t] -= g
             start[j] = s
             if record:
                 place[j, 0] = 0
@@ -165,7 +158,7 @@ def serial_starts_compiled(
         if order[i] < -n or order[i] >= n:
             raise IndexError("order: job index out of range")
     if sizes.shape[0] == 1:
-        return _one_node(rows[0], rows[1], order, jobs, start, place)
+        return _one_node(rows[0], order, jobs, start, place)
     return _nodes(rows, sizes, levels, frag, rule, order, jobs, start, place)
 
 

@@ -23,11 +23,10 @@ __all__ = ["finish", "job_arrays", "serial_starts", "serial_starts_numpy", "star
 def _on_pool_row(decode: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     def run(free: np.ndarray, order: Sequence[int] | np.ndarray, jobs: Any,
             start: np.ndarray | None = None) -> np.ndarray:
-        rows = np.empty((2, free.shape[0]), dtype=np.int64)
-        rows[0] = free
-        rows[1] = free.max(initial=0)
-        prof = Profile(rows, rows[1, :1].copy(), np.ones(1, dtype=np.int64),
-                       np.zeros((1, 1), dtype=np.int64), 0)
+        rows = np.array(free, dtype=np.int64, ndmin=2)
+        top = rows.max(initial=0)  # one node of the row's most, which never binds
+        prof = Profile(rows, np.array([top]), np.ones(1, dtype=np.int64),
+                       np.zeros((1, 1), dtype=np.int64), 0, offset=top - rows[0])
         out = decode(prof, order, jobs, start)
         free[:] = prof.pool
         return out

@@ -20,7 +20,7 @@ import numpy as np
 
 from instances import Instance
 
-from .profile import Profile, fit, occupy
+from .profile import Hint, Profile, fit, occupy
 
 __all__ = ["JOB_ROWS", "compiled_decoder", "job_arrays", "serial_starts", "serial_starts_numpy"]
 
@@ -128,11 +128,12 @@ def serial_starts_numpy(prof: Profile, order: Order, jobs: Jobs, start: np.ndarr
     if start is None:
         start = np.full(n, -1, dtype=np.int64)
     T = prof.pool.shape[0]
+    hint: Hint = {}
     for j in np.asarray(order, dtype=np.int64).reshape(-1).tolist():
         if not -n <= j < n:
             raise IndexError(f"order: job index {j} out of range for {n} jobs")
         g, p = gpus[j], dur[j]
-        s, ks = fit(prof, g, p, rel[j], min(dl[j], T))
+        s, ks = fit(prof, g, p, rel[j], min(dl[j], T), hint)
         if s >= 0:
             occupy(prof, g, s, p, ks, place, j)
             start[j] = s

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from instances import Instance
-from instances.capacity import capacity, lexicographic_subset
+from instances.capacity import Capacity, capacity, lexicographic_subset
 
 from .placement import check_placement, choose, frag_table
 
@@ -37,6 +37,7 @@ __all__ = [
     "first_fits_now",
     "fit",
     "fits_now",
+    "hinted_fit",
     "new_profile",
     "node_fit",
     "node_fits_now",
@@ -52,6 +53,11 @@ _NO_FRAG.flags.writeable = False
 _ONE_LEVEL = np.ones(1, dtype=np.int64)
 _ONE_LEVEL.flags.writeable = False
 _MEMO: dict[tuple[int, str], tuple[weakref.ref[Instance], Any]] = {}
+_MEMO_BYTES = 4 * 2**20
+"""The largest empty profile kept per instance (a larger one is built at each call)."""
+
+Hint = dict[tuple[int, int], tuple[int, int]]
+"""What :func:`hinted_fit` keeps of earlier answers on one row."""
 
 
 def check_reservation(reservation: str) -> str:
@@ -68,15 +74,18 @@ class Profile:
     ----------
     rows
         ``(R, T)`` int64, the whole state: row 0 the pool, rows ``1 .. K``
-        the nodes; with more than one node summary rows follow, which the
-        compiled decoder prunes by (:meth:`summaries`). One node needs none:
-        it never binds.
+        the nodes, then summary rows the compiled decoder prunes by
+        (:meth:`summaries`). One node is row 0 alone: it never binds, and
+        loses what the pool loses, so its row is the pool's plus ``offset``.
     stale
         Whether the summary rows lag behind the node rows: :func:`occupy`
         leaves them (the numpy fit tests read the node rows), and
         :meth:`refresh` brings them up to date for the compiled decoder.
     pool, free
-        Views of ``rows``: ``(T,)`` the pool's row, ``(K, T)`` the nodes'.
+        ``(T,)`` the pool's row and ``(K, T)`` the nodes' (views of ``rows``;
+        one node's, a new array).
+    offset
+        One node: its capacity less the pool's, per slot (``None`` for more).
     sizes
         ``(K,)`` int64: each node's GPUs (a flat pool: ``[G]``).
     largest
@@ -92,22 +101,29 @@ class Profile:
         :data:`heuristics.placement.PLACEMENTS`).
     """
 
-    __slots__ = ("frag", "free", "largest", "levels", "pool", "rows", "rule", "sizes", "stale")
+    __slots__ = ("frag", "largest", "levels", "offset", "pool", "rows", "rule", "sizes", "stale")
 
     def __init__(
         self, rows: np.ndarray, sizes: np.ndarray, levels: np.ndarray, frag: np.ndarray, rule: int,
-        stale: bool = True,
+        stale: bool = True, offset: np.ndarray | None = None,
     ) -> None:
         self.rows = rows
         self.sizes = sizes
         self.levels = levels
         self.frag = frag
         self.rule = rule
+        self.offset = offset
         self.largest = int(sizes.max())
         self.pool = rows[0]
-        self.free = rows[1 : sizes.shape[0] + 1]
         self.stale = stale and sizes.shape[0] > 1
         self.refresh()
+
+    @property
+    def free(self) -> np.ndarray:
+        """``(K, T)``: each node's free GPUs per slot."""
+        if self.offset is not None:
+            return (self.pool + self.offset)[None, :]
+        return self.rows[1 : self.sizes.shape[0] + 1]
 
     @property
     def num_nodes(self) -> int:
@@ -134,8 +150,8 @@ class Profile:
         """A profile of these ``rows`` with this one's nodes, levels and rule."""
         prof = object.__new__(Profile)
         prof.rows, prof.sizes, prof.levels, prof.frag = rows, self.sizes, self.levels, self.frag
-        prof.rule, prof.largest, prof.stale = self.rule, self.largest, self.stale
-        prof.pool, prof.free = rows[0], rows[1 : self.sizes.shape[0] + 1]
+        prof.rule, prof.largest, prof.stale, prof.offset = self.rule, self.largest, self.stale, self.offset
+        prof.pool = rows[0]
         return prof
 
     def copy(self) -> Profile:
@@ -144,7 +160,7 @@ class Profile:
 
     def refresh(self) -> None:
         """Bring the summary rows up to date with the pool and node rows (see :attr:`stale`)."""
-        if not self.stale or self.sizes.shape[0] == 1:  # (one node keeps no summaries)
+        if not self.stale or self.offset is not None:  # (one node keeps no summaries)
             self.stale = False
             return
         maxfree, nmax, whole, fit_one, fit_many, bits = self.summaries()
@@ -168,13 +184,24 @@ def new_profile(inst: Instance, reservation: str = "curve", placement: str = "fi
     cap = _memo(inst, reservation, lambda: capacity(inst, reservation))  # type: ignore[arg-type]
     K, T = cap.num_nodes, cap.horizon
     if K == 1:
-        rows = np.empty((2, T), dtype=np.int64)
-        rows[0] = cap.pool
-        rows[1] = cap.node_cap[0]
-        return Profile(rows, cap.sizes, _ONE_LEVEL, _NO_FRAG, rule)
+        offset = _memo(inst, reservation + " offset", lambda: _readonly(cap.node_cap[0] - cap.pool))
+        return Profile(cap.pool[None, :].copy(), cap.sizes, _ONE_LEVEL, _NO_FRAG, rule, False, offset)
     levels = _memo(inst, "levels", lambda: np.union1d(
         [1, *cap.sizes.tolist()], inst.gpus[~inst.multi_node]).astype(np.int64))
-    rows = np.empty((K + 6 + levels.size * -(-K // 64), T), dtype=np.int64)
+    shape = (K + 6 + levels.size * -(-K // 64), T)
+    if shape[0] * T * 8 <= _MEMO_BYTES:
+        rows = _memo(inst, reservation + " rows",
+                     lambda: _readonly(_empty_rows(cap, levels, shape))).copy()
+    else:
+        rows = _empty_rows(cap, levels, shape)
+    frag = _memo(inst, "frag", lambda: frag_table(inst, cap.sizes)) if rule == 2 else _NO_FRAG
+    return Profile(rows, cap.sizes, levels, frag, rule, stale=False)
+
+
+def _empty_rows(cap: Capacity, levels: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """The rows of a profile of several nodes with nothing placed (see :class:`Profile`)."""
+    K = cap.num_nodes
+    rows = np.empty(shape, dtype=np.int64)
     rows[0] = cap.pool
     rows[1 : K + 1] = cap.node_cap[:, None]
     top = int(cap.node_cap.max())  # the summaries of nodes each at its capacity in every slot
@@ -183,8 +210,12 @@ def new_profile(inst: Instance, reservation: str = "curve", placement: str = "fi
     rows[K + 3] = int(cap.node_cap[cap.node_cap == cap.sizes].sum())
     rows[K + 4 : K + 6] = np.minimum(cap.pool, rows[K + 1 : K + 4 : 2])
     rows[K + 6 :] = _words(cap.node_cap >= levels[:, None], 1).reshape(-1, 1)
-    frag = _memo(inst, "frag", lambda: frag_table(inst, cap.sizes)) if rule == 2 else _NO_FRAG
-    return Profile(rows, cap.sizes, levels, frag, rule, stale=False)
+    return rows
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
 
 
 def _words(flags: np.ndarray, axis: int = 0) -> np.ndarray:
@@ -200,8 +231,8 @@ def _words(flags: np.ndarray, axis: int = 0) -> np.ndarray:
 def _memo(inst: Instance, key: str, build: Callable[[], Any]) -> Any:
     """``build()`` once per live instance and ``key`` (an instance never changes).
 
-    :func:`instances.capacity` takes some microseconds, as long as a flat
-    list pass on a small instance; the entry goes with the instance.
+    :func:`instances.capacity` and the empty rows of a profile take about as
+    long as a list pass on a small instance; the entry goes with the instance.
     """
     k = (id(inst), key)
     hit = _MEMO.get(k)
@@ -246,17 +277,44 @@ def _full_windows(ok: np.ndarray, p: int) -> np.ndarray:
     return (c[..., p:] - c[..., :-p]) == p
 
 
-def fit(prof: Profile, g: int, p: int, lo: int, hi: int) -> tuple[int, list[int]]:
+def fit(
+    prof: Profile, g: int, p: int, lo: int, hi: int, hint: Hint | None = None,
+) -> tuple[int, list[int]]:
     """Earliest start ``s`` in ``[lo, hi - p]`` with a valid placement of ``g`` GPUs, and its nodes.
 
     Returns ``(s, nodes)``, the node positions (ascending) the rule picks,
     or ``(-1, [])`` when no start fits. One node never binds, so there the
-    pool row decides (:func:`earliest_fit`); :func:`node_fit` is the general case.
+    pool row decides (:func:`earliest_fit`, or :func:`hinted_fit` with a
+    ``hint`` of this profile); :func:`node_fit` is the general case.
     """
     if prof.sizes.shape[0] > 1:
         return node_fit(prof, g, p, lo, hi)
-    s = earliest_fit(prof.pool, g, p, lo, hi)
+    s = earliest_fit(prof.pool, g, p, lo, hi) if hint is None else hinted_fit(
+        prof.pool, g, p, lo, hi, hint)
     return s, [0] if s >= 0 else []
+
+
+def hinted_fit(free: np.ndarray, g: int, p: int, lo: int, hi: int, hint: Hint) -> int:
+    """:func:`earliest_fit` on a row that only shrinks between calls.
+
+    The earliest fit of a block ``(g, p)`` from a slot ``lo`` can then only
+    move later: ``hint[(g, p)] = (lo, s)`` keeps the last answer (``s`` found
+    ignoring the deadline, ``-1`` for none), and a later query from
+    ``lo' >= lo`` starts its search at ``max(lo', s)``. The window at the
+    search's first slot is tested alone first (the common hit). Use a fresh
+    ``hint`` for each row.
+    """
+    h = hint.get((g, p))
+    a = lo
+    if h is not None and h[0] <= lo:
+        if h[1] < 0:
+            return -1
+        a = max(a, h[1])
+    if a + p > hi:
+        return -1
+    s = a if free[a : a + p].min() >= g else earliest_fit(free, g, p, a + 1, free.shape[0])
+    hint[(g, p)] = (lo, s)
+    return s if s >= 0 and s + p <= hi else -1
 
 
 def node_fit(prof: Profile, g: int, p: int, lo: int, hi: int) -> tuple[int, list[int]]:
@@ -292,12 +350,15 @@ def occupy(
     nodes into row ``j`` of ``place`` when given. The summary rows go stale
     (:attr:`Profile.stale`).
     """
-    prof.pool[s : s + p] -= g
-    if len(nodes) == 1:
-        prof.free[nodes[0], s : s + p] -= g
+    if prof.offset is not None:  # one node: its row follows the pool's
+        prof.pool[s : s + p] -= g
     else:
-        prof.free[nodes, s : s + p] -= prof.sizes[nodes][:, None]
-    prof.stale = prof.sizes.shape[0] > 1
+        prof.pool[s : s + p] -= g
+        if len(nodes) == 1:
+            prof.free[nodes[0], s : s + p] -= g
+        else:
+            prof.free[nodes, s : s + p] -= prof.sizes[nodes][:, None]
+        prof.stale = True
     if place is not None:
         place[j] = -1
         place[j, : len(nodes)] = nodes

@@ -209,3 +209,23 @@ def test_placement_parameter_is_checked() -> None:
         heuristics.solve(inst, "list", placement="worst-fit")
     with pytest.raises(ValueError, match="place: required"):
         heuristics.finish(inst, "x", np.full(inst.num_jobs, -1), reservation="curve", started_at=0.0)
+
+
+def test_empty_profiles_are_fresh_and_forgotten_with_their_instance() -> None:
+    """new_profile memoises per live instance: each call a fresh copy; the entries go with it."""
+    import gc
+
+    from heuristics import profile as profile_module
+
+    inst = _openb_like()
+    a = new_profile(inst, "curve", "frag")
+    start = serial_starts(a, np.arange(inst.num_jobs), job_arrays(inst))
+    assert (start >= 0).any()
+    b = new_profile(inst, "curve", "frag")
+    assert b.rows.tolist() != a.rows.tolist()  # a was used; b is empty again
+    assert b.rows.tolist() == new_profile(inst, "curve", "first-fit").rows.tolist()
+    key = id(inst)
+    assert any(k == key for k, _ in profile_module._MEMO)
+    del inst, a, b
+    gc.collect()
+    assert not any(k == key for k, _ in profile_module._MEMO)
