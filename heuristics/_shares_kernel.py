@@ -13,7 +13,10 @@ builds it; ``K`` nodes, ``NG`` GPUs in all):
   (0 where the reservation withholds it);
 - five cluster rows: the most wholly free GPUs on one node and how many
   nodes have that many, the most free milli on one GPU and how many nodes
-  have it, the GPUs of the wholly free nodes.
+  have it, the GPUs of the wholly free nodes;
+- then, flattened over as many rows as they need, the jobs still to place
+  per shape of the ``frag`` rule's workload (a decoder counts a job off when
+  it reaches it), so a state copied or decoded in chunks carries them.
 
 The node and cluster rows summarise the GPU rows: a start is tried only where
 the cluster rows allow it, a node only where its own rows allow it for the
@@ -39,6 +42,14 @@ FULL = 1000
 def _layout(K: int, NG: int) -> tuple[int, int, int, int, int, int]:  # pragma: no cover
     """First rows of: wholly free, max milli, CPU, memory, GPUs, cluster summaries."""
     return 1, 1 + K, 1 + 2 * K, 1 + 3 * K, 1 + 4 * K, 1 + 4 * K + NG
+
+
+@njit(cache=True, nogil=True)
+def _counts(rows: np.ndarray, st: tuple) -> np.ndarray:  # pragma: no cover
+    """The jobs still to place per workload shape: a view of the last rows."""
+    K = st[0].shape[0]
+    first = 6 + 4 * K + st[2][K]
+    return rows[first:].reshape(-1)[: st[9].shape[0]]
 
 
 @njit(cache=True, nogil=True)
@@ -118,14 +129,14 @@ def _node_room(rows: np.ndarray, r0: int, ng: int, c: int, p: int) -> int:  # pr
 
 @njit(cache=True, nogil=True)
 def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
-         counts: np.ndarray, nodes: np.ndarray, gpus: np.ndarray,
-         scratch: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover
+         nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray) -> tuple[int, int, int]:
+    # pragma: no cover
     """Earliest start ``s`` in ``[lo, hi - p]`` with a valid placement of job ``j``, and the placement.
 
     Returns ``(s, number of nodes, number of GPU indices)``; ``nodes`` and
     ``gpus`` receive them (the GPU indices local to the one node; none for
     whole nodes). ``(-1, 0, 0)`` when no start fits. ``rule``: 0 first-fit,
-    1 best-fit, 2 frag (``counts``: the jobs still to place, per shape).
+    1 best-fit, 2 frag (on the workload of the jobs still to place).
     ``scratch``: int64 ``(4, max(K, largest node) + 1)``.
     """
     sizes, cap, goff, elig, milli, cpu, mem, model, _, t_cpu, t_milli, t_gpus, t_allowed = st
@@ -144,6 +155,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     gmin = scratch[1]
     tmp = scratch[2]
     ok = scratch[3]
+    counts = _counts(rows, st)
     for k in range(K):
         nxt[k] = lo
     c = lo
@@ -347,14 +359,14 @@ def _record(place: np.ndarray, j: int, span: int, nodes: np.ndarray, nn: int, gp
 
 @njit(cache=True, nogil=True)
 def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.ndarray,
-           start: np.ndarray, place: np.ndarray, span: int, fifo: bool,
-           counts: np.ndarray) -> np.ndarray:  # pragma: no cover
+           start: np.ndarray, place: np.ndarray, span: int, fifo: bool) -> np.ndarray:
+    # pragma: no cover
     """Place the jobs of ``order`` one by one at their earliest fit (the serial decoder).
 
     ``fifo``: each start at or after the last start placed (section 3's FIFO).
     ``jobs``: rows GPUs, duration, release, end-by. Row ``j`` of ``place``
     (when it has rows) gets the nodes, then from column ``span`` the GPUs.
-    ``counts`` (per shape, the jobs still to place) is updated in place.
+    Each job is counted off the jobs still to place when it is reached.
 
     Raises
     ------
@@ -375,16 +387,17 @@ def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.n
     nodes = np.empty(width, dtype=np.int64)
     gpus = np.empty(width, dtype=np.int64)
     shape = st[8]
+    counts = _counts(rows, st)
     record = place.shape[0] > 0
     last = 0
     for i in range(order.shape[0]):
         j = order[i] + n if order[i] < 0 else order[i]
         g, p, lo, hi = jobs[0, j], jobs[1, j], jobs[2, j], min(jobs[3, j], T)
         if shape[j] >= 0:
-            counts[shape[j]] -= 1.0
+            counts[shape[j]] -= 1
         if fifo:
             lo = max(lo, last)
-        s, nn, ngp = find(rows, st, rule, j, g, p, lo, hi, counts, nodes, gpus, scratch)
+        s, nn, ngp = find(rows, st, rule, j, g, p, lo, hi, nodes, gpus, scratch)
         if s < 0:
             continue
         take(rows, st, j, g, s, p, nodes, nn, gpus, ngp)
@@ -397,11 +410,12 @@ def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.n
 
 @njit(cache=True, nogil=True)
 def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
-              cand: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray, span: int,
-              counts: np.ndarray) -> int:  # pragma: no cover
+              cand: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
+              span: int) -> int:  # pragma: no cover
     """Start at ``t``, in the order of ``cand``, every job with a valid placement from ``t`` in
     ``rows`` (the state left by those started before it); each also occupies ``also`` when it
-    has rows (EASY: ``rows`` holds the head's reservation). Returns how many started."""
+    has rows (EASY: ``rows`` holds the head's reservation). A job started is counted off the
+    jobs still to place. Returns how many started."""
     T = rows.shape[1]
     sizes = st[0]
     K = sizes.shape[0]
@@ -412,6 +426,7 @@ def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
     nodes = np.empty(width, dtype=np.int64)
     gpus = np.empty(width, dtype=np.int64)
     shape = st[8]
+    counts = _counts(rows, st)
     record = place.shape[0] > 0
     started = 0
     for i in range(cand.shape[0]):
@@ -419,14 +434,16 @@ def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
         g, p = jobs[0, j], jobs[1, j]
         if t + p > min(jobs[3, j], T):
             continue
-        s, nn, ngp = find(rows, st, rule, j, g, p, t, t + p, counts, nodes, gpus, scratch)
+        s, nn, ngp = find(rows, st, rule, j, g, p, t, t + p, nodes, gpus, scratch)
         if s < 0:
             continue
         take(rows, st, j, g, t, p, nodes, nn, gpus, ngp)
         if also.shape[0] > 0:
             take(also, st, j, g, t, p, nodes, nn, gpus, ngp)
         if shape[j] >= 0:
-            counts[shape[j]] -= 1.0
+            counts[shape[j]] -= 1
+            if also.shape[0] > 0:
+                _counts(also, st)[shape[j]] -= 1
         start[j] = t
         started += 1
         if record:

@@ -88,18 +88,15 @@ class SharesProfile(Profile):
     st
         The read-only arrays of the instance the kernel reads (nodes, GPUs,
         eligibility, the jobs' shares, CPU and memory, the frag workload).
-    counts
-        Per workload shape, the jobs of the instance (the ``frag`` rule
-        decrements a copy as a decoder passes them).
     span
         Column of a placement row where the GPU indices start.
     """
 
-    __slots__ = ("counts", "span", "st")
+    __slots__ = ("span", "st")
 
     def __init__(self, rows: np.ndarray, st: tuple[np.ndarray, ...], rule: int,
-                 counts: np.ndarray, span: int) -> None:
-        self.rows, self.st, self.rule, self.counts, self.span = rows, st, rule, counts, span
+                 span: int) -> None:
+        self.rows, self.st, self.rule, self.span = rows, st, rule, span
         self.sizes = st[0]
         self.largest = int(self.sizes.max())
         self.pool = rows[0]
@@ -109,7 +106,7 @@ class SharesProfile(Profile):
 
     def like(self, rows: np.ndarray) -> SharesProfile:
         """A profile of these ``rows`` with this one's instance data and rule."""
-        return SharesProfile(rows, self.st, self.rule, self.counts, self.span)
+        return SharesProfile(rows, self.st, self.rule, self.span)
 
     def copy(self) -> SharesProfile:
         """A copy whose rows can be changed independently."""
@@ -174,7 +171,7 @@ def _workload(inst: Instance, cap: Capacity) -> tuple[np.ndarray, ...]:
         if key[3]:
             allowed[s] = [m in key[3] for m in models]
     cols = [np.array([k[i] for k, _ in ranked] or [0], dtype=np.int64) for i in range(3)]
-    counts = np.array([len(v) for _, v in ranked] or [0], dtype=np.float64)
+    counts = np.array([len(v) for _, v in ranked] or [0], dtype=np.int64)
     return shape, *cols, allowed, counts, node_model
 
 
@@ -191,11 +188,11 @@ def new_shares_profile(inst: Instance, reservation: str = "curve",
     st = (cap.sizes, cap.node_cap, sh.gpu_offset, sh.eligible, sh.job_milli, sh.job_cpu,
           sh.job_memory, node_model, shape, t_cpu, t_milli, t_gpus, allowed)
     K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
-    if (6 + 4 * K + NG) * T * 8 <= _MEMO_BYTES:
-        rows = _memo(inst, reservation + " v3 rows", lambda: _readonly(_empty(cap))).copy()
+    if (7 + 4 * K + NG) * T * 8 <= _MEMO_BYTES:
+        rows = _memo(inst, reservation + " v3 rows", lambda: _readonly(_empty(cap, counts))).copy()
     else:
-        rows = _empty(cap)
-    return SharesProfile(rows, st, rule, counts, place_width(inst)[0])
+        rows = _empty(cap, counts)
+    return SharesProfile(rows, st, rule, place_width(inst)[0])
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -203,12 +200,14 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _empty(cap: Capacity) -> np.ndarray:
+def _empty(cap: Capacity, counts: np.ndarray) -> np.ndarray:
     """The rows of a version 3 state with nothing placed (:mod:`heuristics._shares_kernel`)."""
     sh = cap.shares
     assert sh is not None
     K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
-    rows = np.empty((6 + 4 * K + NG, T), dtype=np.int64)
+    extra = -(-counts.size // T)
+    rows = np.zeros((6 + 4 * K + NG + extra, T), dtype=np.int64)
+    rows[6 + 4 * K + NG :].reshape(-1)[: counts.size] = counts
     full = np.add.reduceat(sh.gpu_milli == 1000, sh.gpu_offset[:-1]) if NG else np.zeros(K)
     rows[0] = cap.pool
     rows[1 : K + 1] = full[:, None]
@@ -240,7 +239,7 @@ def serial_starts(prof: SharesProfile, order: Any, jobs: Any, start: np.ndarray 
     tmp_start = start if _ready(start) else np.ascontiguousarray(start, dtype=np.int64).copy()
     tmp_place = out if _ready(out) or place is None else out.copy()
     kernel.decode(prof.rows, prof.st, prof.rule, np.asarray(order, dtype=np.int64).reshape(-1),
-                  jobs, tmp_start, tmp_place, prof.span, fifo, prof.counts.copy())
+                  jobs, tmp_start, tmp_place, prof.span, fifo)
     if tmp_start is not start:
         start[:] = tmp_start
     if place is not None and tmp_place is not place:
@@ -266,7 +265,7 @@ def fifo_starts(inst: Instance, reservation: str = "peak", *,
 
 def _find(prof: SharesProfile, j: int, g: int, p: int, lo: int, hi: int,
           scratch: tuple[np.ndarray, ...]) -> tuple[int, int, int]:
-    return kernel.find(prof.rows, prof.st, prof.rule, j, g, p, lo, hi, prof.counts, *scratch)  # type: ignore[no-any-return]
+    return kernel.find(prof.rows, prof.st, prof.rule, j, g, p, lo, hi, *scratch)  # type: ignore[no-any-return]
 
 
 def _scratch(prof: SharesProfile) -> tuple[np.ndarray, ...]:
@@ -320,8 +319,7 @@ def easy_starts(inst: Instance, reservation: str = "peak",
         kernel.take(shadow, prof.st, h, g_[h], reserved, p_[h], nodes, nn, gpus, ngp)
         rest = np.ascontiguousarray(q[i + 1 :])
         if rest.size:
-            kernel.start_now(shadow, prof.rows, prof.st, 0, t, rest, jobs, start, out, prof.span,
-                             prof.counts.copy())
+            kernel.start_now(shadow, prof.rows, prof.st, 0, t, rest, jobs, start, out, prof.span)
             alive[rest[start[rest] >= 0]] = False
     return start
 
@@ -337,12 +335,11 @@ def parallel_starts(inst: Instance, order: np.ndarray, reservation: str = "curve
     pending = np.ones(order.size, dtype=bool)
     o_rel, o_last = inst.releases[order], (inst.deadlines - inst.durations)[order]
     out = _NONE if place is None else place
-    counts = prof.counts.copy()
     empty = np.empty((0, 0), dtype=np.int64)
     for t in range(T):
         cand = np.ascontiguousarray(order[pending & (o_rel <= t) & (o_last >= t)])
         if cand.size and kernel.start_now(prof.rows, empty, prof.st, prof.rule, t, cand, jobs,
-                                          start, out, prof.span, counts):
+                                          start, out, prof.span):
             pending[start[order] >= 0] = False
     return start
 
