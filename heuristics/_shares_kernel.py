@@ -7,13 +7,14 @@ builds it; ``K`` nodes, ``NG`` GPUs in all):
 - row ``0``: the pool, batch GPUs not yet busy (a GPU is busy once a
   whole-GPU job holds it or any shared job runs on it);
 - rows ``WF + k``: node ``k``'s wholly free GPUs (free milli 1000);
-- rows ``MX + k``: the most free milli on one GPU of node ``k``;
+- rows ``MX + k``: the most free milli on one partly used GPU of node ``k``
+  (free below 1000; a wholly free GPU is counted in ``WF`` instead);
 - rows ``CP + k``, ``ME + k``: node ``k``'s free CPU and memory;
 - rows ``GB + gpu_offset[k] + i``: GPU ``i`` of node ``k``'s free milli
   (0 where the reservation withholds it);
 - five cluster rows: the most wholly free GPUs on one node and how many
-  nodes have that many, the most free milli on one GPU and how many nodes
-  have it, the GPUs of the wholly free nodes;
+  nodes have that many, the most free milli on one partly used GPU and how
+  many nodes have it, the GPUs of the wholly free nodes;
 - then, flattened over as many rows as they need, the jobs still to place
   per shape of the ``frag`` rule's workload (a decoder counts a job off when
   it reaches it), so a state copied or decoded in chunks carries them.
@@ -62,8 +63,8 @@ def _scan(rows: np.ndarray, C: int, kind: int, g: int, m: int, p: int, c: int,
     while t < hi:
         if kind == 0:
             ok = pool[t] >= g and rows[C, t] >= g
-        elif kind == 1:
-            ok = rows[C + 2, t] >= m
+        elif kind == 1:  # a partly used GPU with room, or a free one and a GPU in the pool
+            ok = rows[C + 2, t] >= m or (pool[t] >= 1 and rows[C, t] >= 1)
         else:
             ok = pool[t] >= g and rows[C + 4, t] >= g
         run = run + 1 if ok else 0
@@ -81,7 +82,7 @@ def _node_fail(rows: np.ndarray, K: int, k: int, c: int, p: int, whole: bool, g:
         if whole:
             if rows[1 + k, u] < g:
                 return u
-        elif rows[1 + K + k, u] < m:
+        elif rows[1 + K + k, u] < m and (rows[1 + k, u] < 1 or rows[0, u] < 1):
             return u
         if rows[1 + 2 * K + k, u] < cj or rows[1 + 3 * K + k, u] < mj:
             return u
@@ -93,25 +94,44 @@ def _read_gpus(rows: np.ndarray, r0: int, ng: int, c: int, p: int, m: int, every
                gmin: np.ndarray, ok: np.ndarray) -> int:  # pragma: no cover
     """Per GPU of a node (rows ``r0 ..``): its least free milli over the run and whether the job
     may take it (whole: free throughout; shared: room for ``m`` throughout, the pool having a GPU
-    where it would become busy). Returns how many may; ``every``: read the whole run of each."""
+    where it would become busy): ``ok[i]`` is ``-1`` if so, else the first slot where it may
+    not. Returns how many may; ``every``: read the whole run of each."""
     pool = rows[0]
     count = 0
     for i in range(ng):
         r = r0 + i
         least = FULL
-        good = True
+        ok[i] = -1
         for u in range(c, c + p):
             f = rows[r, u]
             if f < least:
                 least = f
-            if good and (f < m or (m < FULL and f == FULL and pool[u] < 1)):
-                good = False
+            if ok[i] < 0 and (f < m or (m < FULL and f == FULL and pool[u] < 1)):
+                ok[i] = u
                 if not every:
                     break
         gmin[i] = least
-        ok[i] = 1 if good else 0
-        count += 1 if good else 0
+        count += 1 if ok[i] < 0 else 0
     return count
+
+
+@njit(cache=True, nogil=True)
+def _retry(ok: np.ndarray, ng: int, g: int, have: int) -> int:  # pragma: no cover
+    """The earliest start a node may fit ``g`` GPUs from, when ``have`` of them fit from here:
+    past the ``(g - have)``-th earliest slot where one of the others failed."""
+    need = g - have
+    best = -1
+    for i in range(ng):  # the least failing slot v with need GPUs failing at or before it
+        v = ok[i]
+        if v < 0 or (best >= 0 and v >= best):
+            continue
+        count = 0
+        for q in range(ng):
+            if 0 <= ok[q] <= v:
+                count += 1
+        if count >= need:
+            best = v
+    return best + 1
 
 
 @njit(cache=True, nogil=True)
@@ -197,8 +217,8 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
             r0 = GB + goff[k]
             have = _read_gpus(rows, r0, ng, c, p, m, every, gmin, ok)
             if have < g:
-                nxt[k] = c + 1
-                nextc = min(nextc, c + 1)
+                nxt[k] = max(c + 1, _retry(ok, ng, g, have))
+                nextc = min(nextc, nxt[k])
                 continue
             if rule == 0:
                 best = k
@@ -207,7 +227,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
             gpu = -1
             if m < FULL:  # the GPU left with the least room over the run
                 for i in range(ng):
-                    if ok[i] and (gpu < 0 or gmin[i] < gmin[gpu]):
+                    if ok[i] < 0 and (gpu < 0 or gmin[i] < gmin[gpu]):
                         gpu = i
             delta = 0.0
             if rule == 2:
@@ -221,7 +241,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
                 if m == FULL:
                     taken = 0
                     for i in range(ng):
-                        if ok[i] and taken < g:
+                        if ok[i] < 0 and taken < g:
                             tmp[i] = 0
                             taken += 1
                     delta = node_frag(cmin - cj, tmp[:ng], model[k], t_cpu, t_milli, t_gpus,
@@ -229,7 +249,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
                 else:  # FGD's choice of GPU for a share: the least fragmentation after it
                     gpu = -1
                     for i in range(ng):
-                        if not ok[i]:
+                        if ok[i] >= 0:
                             continue
                         tmp[i] = gmin[i] - m
                         d = node_frag(cmin - cj, tmp[:ng], model[k], t_cpu, t_milli, t_gpus,
@@ -260,14 +280,14 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
             if m < FULL:
                 if best_gpu < 0:
                     for i in range(ng):
-                        if ok[i]:
+                        if ok[i] < 0:
                             best_gpu = i
                             break
                 gpus[0] = best_gpu
                 return c, 1, 1
             taken = 0
             for i in range(ng):  # the lowest-indexed GPUs free for the whole run
-                if ok[i] and taken < g:
+                if ok[i] < 0 and taken < g:
                     gpus[taken] = i
                     taken += 1
             return c, 1, taken
@@ -279,9 +299,16 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
 @njit(cache=True, nogil=True)
 def _cluster_max(rows: np.ndarray, first: int, K: int, top: int, u: int, before: int,
                  after: int) -> None:  # pragma: no cover
-    """A node's row (``first .. first+K-1``) fell from ``before`` to ``after`` at slot ``u``:
+    """A node's row (``first .. first+K-1``) went from ``before`` to ``after`` at slot ``u``:
     bring the cluster row ``top`` (the most on one node) and ``top + 1`` (how many) up to date."""
-    if after >= before or before != rows[top, u]:
+    if after > before:
+        if after > rows[top, u]:
+            rows[top, u] = after
+            rows[top + 1, u] = 1
+        elif after == rows[top, u]:
+            rows[top + 1, u] += 1
+        return
+    if after == before or before != rows[top, u]:
         return
     if rows[top + 1, u] > 1:
         rows[top + 1, u] -= 1
@@ -332,11 +359,17 @@ def take(rows: np.ndarray, st: tuple, j: int, g: int, s: int, p: int, nodes: np.
                         newly += 1
                 rows[WF + k, u] = wf0 - newly
                 pool[u] -= newly
-                if rows[WF + k, u] == 0 or m < FULL:
-                    mx = 0
-                    for i in range(ng):
-                        mx = max(mx, rows[r0 + i, u])
-                    rows[MX + k, u] = mx
+                if m < FULL:  # (a whole-GPU job leaves the partly used GPUs as they were)
+                    r = r0 + gpus[0]
+                    if rows[r, u] > mx0:
+                        rows[MX + k, u] = rows[r, u]
+                    elif rows[r, u] + m == mx0:
+                        mx = 0
+                        for i in range(ng):
+                            f = rows[r0 + i, u]
+                            if f < FULL and f > mx:
+                                mx = f
+                        rows[MX + k, u] = mx
                 rows[CP + k, u] -= cpu[j]
                 rows[ME + k, u] -= mem[j]
             _cluster_max(rows, WF, K, C, u, wf0, rows[WF + k, u])

@@ -121,7 +121,8 @@ class SharesProfile(Profile):
         return self.rows[1 + 4 * K : 1 + 4 * K + NG]
 
     def node_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(K, T)`` each: wholly free GPUs, most free milli on one GPU, free CPU, free memory."""
+        """``(K, T)`` each: wholly free GPUs, most free milli on one partly used GPU, free CPU,
+        free memory."""
         K = self.num_nodes
         return tuple(self.rows[1 + i * K : 1 + (i + 1) * K] for i in range(4))  # type: ignore[return-value]
 
@@ -211,16 +212,15 @@ def _empty(cap: Capacity, counts: np.ndarray) -> np.ndarray:
     full = np.add.reduceat(sh.gpu_milli == 1000, sh.gpu_offset[:-1]) if NG else np.zeros(K)
     rows[0] = cap.pool
     rows[1 : K + 1] = full[:, None]
-    rows[K + 1 : 2 * K + 1] = np.where(full > 0, 1000, 0)[:, None]
+    rows[K + 1 : 2 * K + 1] = 0  # no GPU partly used (a withheld one: 0 free)
     rows[2 * K + 1 : 3 * K + 1] = np.minimum(sh.node_cpu, UNLIMITED)[:, None]
     rows[3 * K + 1 : 4 * K + 1] = sh.node_memory[:, None]
     rows[4 * K + 1 : 4 * K + 1 + NG] = sh.gpu_milli[:, None]
     C = 4 * K + 1 + NG
     rows[C] = full.max(initial=0)
     rows[C + 1] = int((full == full.max(initial=0)).sum())
-    mx = np.where(full > 0, 1000, 0)
-    rows[C + 2] = mx.max(initial=0)
-    rows[C + 3] = int((mx == mx.max(initial=0)).sum())
+    rows[C + 2] = 0
+    rows[C + 3] = K
     rows[C + 4] = int(cap.sizes[full == cap.sizes].sum())
     return rows
 
