@@ -157,9 +157,14 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     ``gpus`` receive them (the GPU indices local to the one node; none for
     whole nodes). ``(-1, 0, 0)`` when no start fits. ``rule``: 0 first-fit,
     1 best-fit, 2 frag (on the workload of the jobs still to place).
-    ``scratch``: int64 ``(4, max(K, largest node) + 1)``.
+    ``scratch``: int64 ``(5, max(K, largest node) + 1)``.
+
+    Best-fit and frag score every node with room, but of the nodes nothing
+    runs on over the run (all the GPUs they offer wholly free) only the first
+    of each class (``cls``: equal GPUs, GPUs offered, model, CPU and memory):
+    the others score the same, and ties go to the earlier node.
     """
-    sizes, cap, goff, elig, milli, cpu, mem, model, _, t_cpu, t_milli, t_gpus, t_allowed = st
+    sizes, cap, goff, elig, milli, cpu, mem, model, _, t_cpu, t_milli, t_gpus, t_allowed, cls = st
     K = sizes.shape[0]
     NG = goff[K]
     _, _, CP, _, GB, C = _layout(K, NG)
@@ -175,6 +180,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     gmin = scratch[1]
     tmp = scratch[2]
     ok = scratch[3]
+    seen = scratch[4]
     counts = _counts(rows, st)
     for k in range(K):
         nxt[k] = lo
@@ -190,12 +196,25 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
         best_room = 0
         best_delta = 0.0
         nn = 0
+        if every:
+            for k in range(K):
+                seen[cls[k]] = 0
         for k in range(K):
             if not elig[j, k]:
                 continue
             if nxt[k] > c:
                 nextc = min(nextc, nxt[k])
                 continue
+            if every and not many:  # a node untouched over the run: the first of its class only
+                untouched = True
+                for u in range(c, c + p):
+                    if rows[1 + k, u] != cap[k]:
+                        untouched = False
+                        break
+                if untouched:
+                    if seen[cls[k]]:
+                        continue
+                    seen[cls[k]] = 1
             if many:
                 if cap[k] < sizes[k]:
                     nxt[k] = hi
@@ -416,7 +435,7 @@ def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.n
     width = K + 1
     for k in range(K):
         width = max(width, sizes[k] + 1)
-    scratch = np.zeros((4, width), dtype=np.int64)
+    scratch = np.zeros((5, width), dtype=np.int64)
     nodes = np.empty(width, dtype=np.int64)
     gpus = np.empty(width, dtype=np.int64)
     shape = st[8]
@@ -455,7 +474,7 @@ def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
     width = K + 1
     for k in range(K):
         width = max(width, sizes[k] + 1)
-    scratch = np.zeros((4, width), dtype=np.int64)
+    scratch = np.zeros((5, width), dtype=np.int64)
     nodes = np.empty(width, dtype=np.int64)
     gpus = np.empty(width, dtype=np.int64)
     shape = st[8]

@@ -187,13 +187,22 @@ def new_shares_profile(inst: Instance, reservation: str = "curve",
     shape, t_cpu, t_milli, t_gpus, allowed, counts, node_model = _memo(
         inst, "v3 workload", lambda: _workload(inst, cap))
     st = (cap.sizes, cap.node_cap, sh.gpu_offset, sh.eligible, sh.job_milli, sh.job_cpu,
-          sh.job_memory, node_model, shape, t_cpu, t_milli, t_gpus, allowed)
+          sh.job_memory, node_model, shape, t_cpu, t_milli, t_gpus, allowed,
+          _memo(inst, reservation + " v3 classes", lambda: _classes(cap, node_model)))
     K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
     if (7 + 4 * K + NG) * T * 8 <= _MEMO_BYTES:
         rows = _memo(inst, reservation + " v3 rows", lambda: _readonly(_empty(cap, counts))).copy()
     else:
         rows = _empty(cap, counts)
     return SharesProfile(rows, st, rule, place_width(inst)[0])
+
+
+def _classes(cap: Capacity, node_model: np.ndarray) -> np.ndarray:
+    """Each node's class: nodes of equal GPUs, GPUs offered, model, CPU and memory share one."""
+    sh = cap.shares
+    assert sh is not None
+    keys = np.stack([cap.sizes, cap.node_cap, node_model, sh.node_cpu, sh.node_memory], axis=1)
+    return _readonly(np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64))
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -271,7 +280,7 @@ def _find(prof: SharesProfile, j: int, g: int, p: int, lo: int, hi: int,
 def _scratch(prof: SharesProfile) -> tuple[np.ndarray, ...]:
     width = max(prof.num_nodes, prof.largest) + 1
     return (np.empty(width, dtype=np.int64), np.empty(width, dtype=np.int64),
-            np.zeros((4, width), dtype=np.int64))
+            np.zeros((5, width), dtype=np.int64))
 
 
 def easy_starts(inst: Instance, reservation: str = "peak",
