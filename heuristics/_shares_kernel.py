@@ -164,18 +164,28 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     of each class (``cls``: equal GPUs, GPUs offered, model, CPU and memory):
     the others score the same, and ties go to the earlier node.
     """
-    sizes, cap, goff, elig, milli, cpu, mem, model, _, t_cpu, t_milli, t_gpus, t_allowed, cls = st
+    if lo < 0 or hi - lo < p:
+        return -1, 0, 0
+    K = st[0].shape[0]
+    m = st[4][j]
+    kind = 2 if g > st[14][0] else (0 if m == FULL else 1)
+    c = _scan(rows, 1 + 4 * K + st[2][K], kind, g, m, p, lo, hi)
+    if c < 0:  # (the common rejection, before the rest is unpacked)
+        return -1, 0, 0
+    return _search(rows, st, rule, j, g, p, lo, c, hi, kind, nodes, gpus, scratch)
+
+
+@njit(cache=True, nogil=True)
+def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, c: int,
+            hi: int, kind: int, nodes: np.ndarray, gpus: np.ndarray,
+            scratch: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover
+    """:func:`find` from ``c``, the first start the cluster rows allow."""
+    sizes, cap, goff, elig, milli, cpu, mem, model, _, t_cpu, t_milli, t_gpus, t_allowed, cls, _ = st
     K = sizes.shape[0]
     NG = goff[K]
     _, _, CP, _, GB, C = _layout(K, NG)
-    if lo < 0 or hi - lo < p:
-        return -1, 0, 0
     m, cj, mj = milli[j], cpu[j], mem[j]
-    largest = 0
-    for k in range(K):
-        largest = max(largest, sizes[k])
-    many = g > largest
-    kind = 2 if many else (0 if m == FULL else 1)
+    many = kind == 2
     nxt = scratch[0]
     gmin = scratch[1]
     tmp = scratch[2]
@@ -184,12 +194,8 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     counts = _counts(rows, st)
     for k in range(K):
         nxt[k] = lo
-    c = lo
     every = rule > 0
     while True:
-        c = _scan(rows, C, kind, g, m, p, c, hi)
-        if c < 0:
-            return -1, 0, 0
         nextc = hi
         best = -1
         best_gpu = -1
@@ -312,6 +318,9 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
             return c, 1, taken
         c = max(c + 1, nextc)
         if c + p > hi:
+            return -1, 0, 0
+        c = _scan(rows, C, kind, g, m, p, c, hi)
+        if c < 0:
             return -1, 0, 0
 
 

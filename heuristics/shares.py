@@ -63,8 +63,10 @@ __all__ = [
     "SharesProfile",
     "easy_starts",
     "fifo_starts",
+    "fit",
     "new_place",
     "new_shares_profile",
+    "occupy",
     "parallel_starts",
     "place_width",
     "schedule_of",
@@ -90,13 +92,16 @@ class SharesProfile(Profile):
         eligibility, the jobs' shares, CPU and memory, the frag workload).
     span
         Column of a placement row where the GPU indices start.
+    jobs_gpus, jobs_dur
+        The jobs' GPUs and durations (what :func:`fit` and :func:`occupy` read).
     """
 
-    __slots__ = ("span", "st")
+    __slots__ = ("jobs_dur", "jobs_gpus", "span", "st")
 
     def __init__(self, rows: np.ndarray, st: tuple[np.ndarray, ...], rule: int,
-                 span: int) -> None:
+                 span: int, jobs: tuple[np.ndarray, np.ndarray]) -> None:
         self.rows, self.st, self.rule, self.span = rows, st, rule, span
+        self.jobs_gpus, self.jobs_dur = jobs
         self.sizes = st[0]
         self.largest = int(self.sizes.max())
         self.pool = rows[0]
@@ -106,7 +111,7 @@ class SharesProfile(Profile):
 
     def like(self, rows: np.ndarray) -> SharesProfile:
         """A profile of these ``rows`` with this one's instance data and rule."""
-        return SharesProfile(rows, self.st, self.rule, self.span)
+        return SharesProfile(rows, self.st, self.rule, self.span, (self.jobs_gpus, self.jobs_dur))
 
     def copy(self) -> SharesProfile:
         """A copy whose rows can be changed independently."""
@@ -188,13 +193,14 @@ def new_shares_profile(inst: Instance, reservation: str = "curve",
         inst, "v3 workload", lambda: _workload(inst, cap))
     st = (cap.sizes, cap.node_cap, sh.gpu_offset, sh.eligible, sh.job_milli, sh.job_cpu,
           sh.job_memory, node_model, shape, t_cpu, t_milli, t_gpus, allowed,
-          _memo(inst, reservation + " v3 classes", lambda: _classes(cap, node_model)))
+          _memo(inst, reservation + " v3 classes", lambda: _classes(cap, node_model)),
+          np.array([cap.sizes.max()], dtype=np.int64))
     K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
     if (7 + 4 * K + NG) * T * 8 <= _MEMO_BYTES:
         rows = _memo(inst, reservation + " v3 rows", lambda: _readonly(_empty(cap, counts))).copy()
     else:
         rows = _empty(cap, counts)
-    return SharesProfile(rows, st, rule, place_width(inst)[0])
+    return SharesProfile(rows, st, rule, place_width(inst)[0], (inst.gpus, inst.durations))
 
 
 def _classes(cap: Capacity, node_model: np.ndarray) -> np.ndarray:
@@ -270,6 +276,31 @@ def fifo_starts(inst: Instance, reservation: str = "peak", *,
     placements by GPU index (module notes)."""
     prof = new_shares_profile(inst, reservation, "first-fit")
     return serial_starts(prof, fifo_order(inst), _jobs(inst), None, place, fifo=True)
+
+
+def fit(prof: SharesProfile, j: int, lo: int, hi: int) -> tuple[int, list[int], list[int]]:
+    """Earliest start ``s`` in ``[lo, hi - p_j]`` with a valid placement of job ``j``, by the
+    profile's rule: ``(s, nodes, GPU indices on the one node)``, or ``(-1, [], [])``.
+
+    The version 3 :func:`heuristics.profile.fit` (a job is more than its GPU count here).
+    """
+    g, p = int(prof.jobs_gpus[j]), int(prof.jobs_dur[j])
+    nodes, gpus, scratch = _scratch(prof)
+    s, nn, ngp = _find(prof, j, g, p, lo, hi, (nodes, gpus, scratch))
+    if s < 0:
+        return -1, [], []
+    return s, nodes[:nn].tolist(), gpus[:ngp].tolist()
+
+
+def occupy(prof: SharesProfile, j: int, s: int, nodes: list[int], gpus: list[int],
+           place: np.ndarray | None = None) -> None:
+    """Take job ``j``'s placement (as :func:`fit` gives it) from slot ``s`` on, in place; write
+    it into row ``j`` of ``place`` (a :func:`new_place` array) when given."""
+    nn, gg = np.array(nodes, dtype=np.int64), np.array(gpus or [0], dtype=np.int64)
+    kernel.take(prof.rows, prof.st, j, int(prof.jobs_gpus[j]), s, int(prof.jobs_dur[j]), nn,
+                len(nodes), gg, len(gpus))
+    if place is not None:
+        kernel._record(place, j, prof.span, nn, len(nodes), gg, len(gpus))
 
 
 def _find(prof: SharesProfile, j: int, g: int, p: int, lo: int, hi: int,
