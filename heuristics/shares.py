@@ -54,6 +54,7 @@ from instances import Instance, Schedule
 from instances.capacity import UNLIMITED, Capacity, capacity
 from instances.packing.frag import COVERAGE
 
+from . import _shares_decode as decoder
 from . import _shares_kernel as kernel
 from .placement import check_placement
 from .profile import Profile, _memo, check_reservation
@@ -253,7 +254,7 @@ def serial_starts(prof: SharesProfile, order: Any, jobs: Any, start: np.ndarray 
     out = _NONE if place is None else place
     tmp_start = start if _ready(start) else np.ascontiguousarray(start, dtype=np.int64).copy()
     tmp_place = out if _ready(out) or place is None else out.copy()
-    kernel.decode(prof.rows, prof.st, prof.rule, np.asarray(order, dtype=np.int64).reshape(-1),
+    decoder.decode(prof.rows, prof.st, prof.rule, np.asarray(order, dtype=np.int64).reshape(-1),
                   jobs, tmp_start, tmp_place, prof.span, fifo)
     if tmp_start is not start:
         start[:] = tmp_start
@@ -300,7 +301,7 @@ def occupy(prof: SharesProfile, j: int, s: int, nodes: list[int], gpus: list[int
     kernel.take(prof.rows, prof.st, j, int(prof.jobs_gpus[j]), s, int(prof.jobs_dur[j]), nn,
                 len(nodes), gg, len(gpus))
     if place is not None:
-        kernel._record(place, j, prof.span, nn, len(nodes), gg, len(gpus))
+        decoder.record(place, j, prof.span, nn, len(nodes), gg, len(gpus))
 
 
 def _find(prof: SharesProfile, j: int, g: int, p: int, lo: int, hi: int,
@@ -343,7 +344,7 @@ def easy_starts(inst: Instance, reservation: str = "peak",
             elif r == t:
                 kernel.take(prof.rows, prof.st, h, g_[h], t, p_[h], nodes, nn, gpus, ngp)
                 if place is not None:
-                    kernel._record(out, h, prof.span, nodes, nn, gpus, ngp)
+                    decoder.record(out, h, prof.span, nodes, nn, gpus, ngp)
                 start[h] = t
                 alive[h] = False
             else:
@@ -359,7 +360,7 @@ def easy_starts(inst: Instance, reservation: str = "peak",
         kernel.take(shadow, prof.st, h, g_[h], reserved, p_[h], nodes, nn, gpus, ngp)
         rest = np.ascontiguousarray(q[i + 1 :])
         if rest.size:
-            kernel.start_now(shadow, prof.rows, prof.st, 0, t, rest, jobs, start, out, prof.span)
+            decoder.start_now(shadow, prof.rows, prof.st, 0, t, rest, jobs, start, out, prof.span)
             alive[rest[start[rest] >= 0]] = False
     return start
 
@@ -378,7 +379,7 @@ def parallel_starts(inst: Instance, order: np.ndarray, reservation: str = "curve
     empty = np.empty((0, 0), dtype=np.int64)
     for t in range(T):
         cand = np.ascontiguousarray(order[pending & (o_rel <= t) & (o_last >= t)])
-        if cand.size and kernel.start_now(prof.rows, empty, prof.st, prof.rule, t, cand, jobs,
+        if cand.size and decoder.start_now(prof.rows, empty, prof.st, prof.rule, t, cand, jobs,
                                           start, out, prof.span):
             pending[start[order] >= 0] = False
     return start
@@ -389,13 +390,13 @@ def schedule_of(inst: Instance, start: np.ndarray, place: np.ndarray) -> Schedul
     span = place_width(inst)[0]
     nodes = inst.nodes or ()
     starts: dict[str, int] = {}
-    indices: dict[str, dict[str, list[int]]] = {}
+    indices: dict[str, dict[str, tuple[int, ...]]] = {}
     for j in np.flatnonzero(np.asarray(start) >= 0).tolist():
         name = inst.jobs[j].name
         starts[name] = int(start[j])
         ks = [int(k) for k in place[j, :span] if k >= 0]
         if len(ks) == 1:
-            indices[name] = {nodes[ks[0]].name: [int(g) for g in place[j, span:] if g >= 0]}
+            indices[name] = {nodes[ks[0]].name: tuple(int(g) for g in place[j, span:] if g >= 0)}
         else:
-            indices[name] = {nodes[k].name: list(range(nodes[k].gpus)) for k in ks}
+            indices[name] = {nodes[k].name: tuple(range(nodes[k].gpus)) for k in ks}
     return Schedule(inst.name, starts, indices=indices)
