@@ -124,13 +124,13 @@ class SharesProfile(Profile):
     def gpu_rows(self) -> np.ndarray:
         """``(sum g_k, T)``: each GPU's free milli per slot (node by node, index by index)."""
         K, NG = self.num_nodes, int(self.st[2][-1])
-        return self.rows[1 + 4 * K : 1 + 4 * K + NG]
+        return self.rows[1 + 5 * K : 1 + 5 * K + NG]
 
-    def node_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def node_rows(self) -> tuple[np.ndarray, ...]:
         """``(K, T)`` each: wholly free GPUs, most free milli on one partly used GPU, free CPU,
-        free memory."""
+        free memory, free milli summed over the node's GPUs."""
         K = self.num_nodes
-        return tuple(self.rows[1 + i * K : 1 + (i + 1) * K] for i in range(4))  # type: ignore[return-value]
+        return tuple(self.rows[1 + i * K : 1 + (i + 1) * K] for i in range(5))
 
 
 def place_width(inst: Instance) -> tuple[int, int]:
@@ -197,7 +197,7 @@ def new_shares_profile(inst: Instance, reservation: str = "curve",
           _memo(inst, reservation + " v3 classes", lambda: _classes(cap, node_model)),
           np.array([cap.sizes.max()], dtype=np.int64))
     K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
-    if (7 + 4 * K + NG) * T * 8 <= _MEMO_BYTES:
+    if (7 + 5 * K + NG) * T * 8 <= _MEMO_BYTES:
         rows = _memo(inst, reservation + " v3 rows", lambda: _readonly(_empty(cap, counts))).copy()
     else:
         rows = _empty(cap, counts)
@@ -223,16 +223,17 @@ def _empty(cap: Capacity, counts: np.ndarray) -> np.ndarray:
     assert sh is not None
     K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
     extra = -(-counts.size // T)
-    rows = np.zeros((6 + 4 * K + NG + extra, T), dtype=np.int64)
-    rows[6 + 4 * K + NG :].reshape(-1)[: counts.size] = counts
+    rows = np.zeros((6 + 5 * K + NG + extra, T), dtype=np.int64)
+    rows[6 + 5 * K + NG :].reshape(-1)[: counts.size] = counts
     full = np.add.reduceat(sh.gpu_milli == 1000, sh.gpu_offset[:-1]) if NG else np.zeros(K)
     rows[0] = cap.pool
     rows[1 : K + 1] = full[:, None]
     rows[K + 1 : 2 * K + 1] = 0  # no GPU partly used (a withheld one: 0 free)
     rows[2 * K + 1 : 3 * K + 1] = np.minimum(sh.node_cpu, UNLIMITED)[:, None]
     rows[3 * K + 1 : 4 * K + 1] = sh.node_memory[:, None]
-    rows[4 * K + 1 : 4 * K + 1 + NG] = sh.gpu_milli[:, None]
-    C = 4 * K + 1 + NG
+    rows[4 * K + 1 : 5 * K + 1] = np.add.reduceat(sh.gpu_milli, sh.gpu_offset[:-1])[:, None]
+    rows[5 * K + 1 : 5 * K + 1 + NG] = sh.gpu_milli[:, None]
+    C = 5 * K + 1 + NG
     rows[C] = full.max(initial=0)
     rows[C + 1] = int((full == full.max(initial=0)).sum())
     rows[C + 2] = 0

@@ -116,3 +116,21 @@ def test_fit_and_occupy_job_by_job_give_the_serial_decoder() -> None:
         assert start.tolist() == heuristics.listsched.list_starts(
             inst, order, placement=rule, place=whole).tolist()
         assert place.tolist() == whole.tolist()
+
+
+def test_the_summary_rows_follow_the_gpu_rows() -> None:
+    """After a pass, each node's rows are what its GPU rows say (the kernel keeps them)."""
+    inst = instances.generate("openb-shares", seed=5, num_gpus=32, horizon=24)
+    for rule in ("first-fit", "best-fit", "frag"):
+        prof = heuristics.profile.new_profile(inst, "peak", rule)
+        heuristics.decoder.serial_starts(prof, heuristics.rules.order_by(inst, "value"),
+                                         heuristics.decoder.job_arrays(inst))
+        wf, mx, _, _, nf = prof.node_rows()  # type: ignore[attr-defined]
+        gpu = prof.gpu_rows()  # type: ignore[attr-defined]
+        off = prof.st[2]  # type: ignore[attr-defined]
+        for k in range(inst.num_nodes):
+            rows = gpu[off[k] : off[k + 1]]
+            assert (wf[k] == (rows == 1000).sum(axis=0)).all()
+            assert (nf[k] == rows.sum(axis=0)).all()
+            partial = np.where(rows < 1000, rows, 0)
+            assert (mx[k] == partial.max(axis=0)).all()
