@@ -93,14 +93,18 @@ def _node_fail(rows: np.ndarray, K: int, k: int, c: int, p: int, whole: bool, g:
 
 @njit(cache=True, nogil=True)
 def _read_gpus(rows: np.ndarray, r0: int, ng: int, c: int, p: int, m: int, every: bool,
-               gmin: np.ndarray, ok: np.ndarray) -> int:  # pragma: no cover
+               gmin: np.ndarray, ok: np.ndarray, enough: int) -> int:  # pragma: no cover
     """Per GPU of a node (rows ``r0 ..``): its least free milli over the run and whether the job
     may take it (whole: free throughout; shared: room for ``m`` throughout, the pool having a GPU
     where it would become busy): ``ok[i]`` is ``-1`` if so, else the first slot where it may
-    not. Returns how many may; ``every``: read the whole run of each."""
+    not. Returns how many may; ``every``: read the whole run of each; the GPUs after the
+    ``enough``-th that may are left unread (``ok`` past the run)."""
     pool = rows[0]
     count = 0
     for i in range(ng):
+        if count >= enough:
+            ok[i] = c + p
+            continue
         r = r0 + i
         least = FULL
         ok[i] = -1
@@ -238,7 +242,8 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
                 continue
             ng = goff[k + 1] - goff[k]
             r0 = GB + goff[k]
-            have = _read_gpus(rows, r0, ng, c, p, m, every, gmin, ok)
+            enough = ng if every or (rule == 1 and m < FULL) else g
+            have = _read_gpus(rows, r0, ng, c, p, m, every, gmin, ok, enough)
             if have < g:
                 nxt[k] = max(c + 1, _retry(ok, ng, g, have))
                 nextc = min(nextc, nxt[k])
@@ -298,7 +303,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
             k = best
             ng = goff[k + 1] - goff[k]
             if rule > 0:  # (first-fit stopped right after reading it)
-                _read_gpus(rows, GB + goff[k], ng, c, p, m, False, gmin, ok)
+                _read_gpus(rows, GB + goff[k], ng, c, p, m, False, gmin, ok, g)
             nodes[0] = k
             if m < FULL:
                 if best_gpu < 0:
