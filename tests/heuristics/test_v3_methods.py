@@ -134,3 +134,24 @@ def test_the_summary_rows_follow_the_gpu_rows() -> None:
             assert (nf[k] == rows.sum(axis=0)).all()
             partial = np.where(rows < 1000, rows, 0)
             assert (mx[k] == partial.max(axis=0)).all()
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("reservation", ["peak", "curve"])
+def test_fifo_with_whole_gpus_only_is_the_version_2_fifo(seed: int, reservation: str) -> None:
+    """FIFO places in order of start, so fixing GPU indices loses nothing to counts: on a
+    version 2 instance made version 3 by a field that binds nothing, the same starts and nodes."""
+    from dataclasses import replace
+
+    base = instances.generate("hc-mixed", seed=seed)
+    for shape in (4, list(instances.openb_node_mix(base.num_gpus, seed))):
+        if isinstance(shape, int) and base.num_gpus % shape:
+            continue
+        v2 = instances.with_nodes(base, shape)
+        v3 = v2.replace(jobs=tuple(replace(j, cpu_milli=1) for j in v2.jobs))
+        assert v3.jobs_use_resources and not v2.jobs_use_resources
+        a = heuristics.fifo.fifo(v2, reservation=reservation).schedule
+        b = heuristics.fifo.fifo(v3, reservation=reservation).schedule
+        assert dict(a.starts) == dict(b.starts)
+        assert {j: dict(c) for j, c in a.placement.items()} == {
+            j: dict(c) for j, c in b.placement.items()}
