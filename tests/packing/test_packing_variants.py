@@ -93,6 +93,12 @@ def test_what_the_groups_change():
         (p.name, p.gpus, p.gpu_milli, p.cpu_milli) for p in default]
     gpu_pods = [p for p in spec if p.gpus]
     assert 0.30 < sum(bool(p.gpu_models) for p in gpu_pods) / len(gpu_pods) < 0.36
+    # a gpuspec instance is the default's instance of the same seed with models added
+    base, constrained = openb_packing(3), openb_packing(3, pods="gpuspec33")
+    assert base.nodes == constrained.nodes and len(base.pods) == len(constrained.pods)
+    assert [(p.name, p.gpus, p.gpu_milli, p.cpu_milli, p.memory_mib) for p in base.pods] == [
+        (p.name, p.gpus, p.gpu_milli, p.cpu_milli, p.memory_mib) for p in constrained.pods]
+    assert any(p.gpu_models for p in constrained.pods) and not any(p.gpu_models for p in base.pods)
     assert not any(p.gpu_models for p in read_openb_pods("multigpu50"))  # no gpu_spec column
     def gpu_pods(pods):
         return Counter((p.gpus, p.gpu_milli, p.cpu_milli, p.memory_mib) for p in pods if p.gpus)
