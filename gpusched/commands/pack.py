@@ -20,7 +20,9 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "pack", help="the openb fragmentation benchmark (pack openb), or place one packing file",
         description="gpusched pack openb --policies LIST --seeds LIST -o DIR runs each policy "
-                    "on the openb instance of each seed (pack.csv, the Fig. 9a table); "
+                    "on the openb instance of each seed (pack.csv, the Fig. 9a table), or "
+                    "with --variants on the paper's pod-list variants (variants.csv, Figs. "
+                    "11-14); "
                     "gpusched pack FILE --policy P places one gpusched-packing/1 file.")
     p.add_argument("source", help="'openb' (the sweep) or a packing file")
     p.add_argument("--policies", default="random,dotprod,clustering,packing,bestfit,fgd",
