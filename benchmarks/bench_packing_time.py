@@ -1,0 +1,147 @@
+"""FGD's six placement policies inside the list heuristic, on the openb days with lifetimes.
+
+The time-indexed counterpart of FGD's table (docs/packing-time.md): on the
+version 3 ``openb-day`` instances (``resources="full"``: shares, models, CPU,
+memory) of the days and pools ``gpusched reproduce real`` uses, the ``list``
+method under each placement rule (FGD's six, the toolkit's first-fit, best-fit
+and frag) and ``fifo`` as the baseline. Per rule, the median over the
+instances of: the value, its gain over FIFO, the utilization (GPU amounts
+``a_j``, inference included), the idle GPU share (100 - utilization, the
+counterpart of FGD's unallocated GPUs) and the checker's FGD fragmentation
+(``Metrics.fgd_fragmentation``, GPU-slots); how many instances each rule wins
+(the highest value, ties shared) and whether the medians follow FGD's ranking
+(FGD < BestFit < DotProd < Random in idle GPUs). ``random`` is the mean over
+``--random-seeds`` seeds on each instance. Every schedule passes the checker
+(``gpusched.solve``). Prints the table; asserts nothing.
+
+Usage::
+
+    python benchmarks/bench_packing_time.py [--days 115,118,...] [--pools 8,16,32]
+        [--rule priority] [--random-seeds 5] [--csv rows.csv]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import gpusched  # noqa: E402
+import instances  # noqa: E402
+from gpusched.reproduce.real import REAL_DAYS, REAL_POOLS  # noqa: E402
+from heuristics.packing import FGD_POLICIES  # noqa: E402
+from instances.families import OPENB_DAYS, contention  # noqa: E402
+
+RULES = ("first-fit", "best-fit", "frag", *FGD_POLICIES)
+FIELDS = ("value", "gain_pct", "utilization_pct", "idle_pct", "fgd_frag", "jobs_run")
+
+
+def _ints(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        a, _, b = part.partition("-")
+        out.extend(range(int(a), int(b) + 1) if b else [int(a)])
+    return out
+
+
+def _row(res: instances.Result, fifo: float | None) -> dict[str, float]:
+    m = res.metrics
+    assert m is not None and m.fgd_fragmentation is not None
+    return {"value": m.value,
+            "gain_pct": 100.0 * (m.value - fifo) / fifo if fifo else 0.0,
+            "utilization_pct": 100.0 * m.utilization,
+            "idle_pct": 100.0 * (1.0 - m.utilization),
+            "fgd_frag": m.fgd_fragmentation, "jobs_run": m.jobs_run}
+
+
+def run(days: list[int], pools: list[int], rule: str, seeds: int,
+        csv_path: str | None) -> None:
+    rows: list[dict[str, object]] = []
+    t0 = time.perf_counter()
+    for day in days:
+        for g in pools:
+            inst = instances.generate("openb-day", day - OPENB_DAYS[0], num_gpus=g,
+                                      resources="full")
+            cell = {"day": day, "gpus": g, "contention": contention(inst)}
+            fifo = _row(gpusched.solve(inst, "fifo"), None)
+            rows.append({**cell, "method": "fifo", **fifo})
+            for placement in RULES:
+                names = [f"random:{s}" for s in range(seeds)] if placement == "random" \
+                    else [placement]
+                got = [_row(gpusched.solve(inst, "list", rule=rule, placement=p),
+                            float(fifo["value"])) for p in names]
+                mean = {f: statistics.fmean(r[f] for r in got) for f in FIELDS}
+                rows.append({**cell, "method": placement, **mean})
+    seconds = time.perf_counter() - t0
+    if csv_path:
+        with open(csv_path, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=["day", "gpus", "contention", "method", *FIELDS])
+            w.writeheader()
+            w.writerows(rows)
+    print(f"openb-day, resources=full: days {','.join(map(str, days))}; pools "
+          f"{','.join(map(str, pools))} GPUs; list order {rule!r}; random: mean of {seeds} "
+          f"seeds; {len(rows) // (1 + len(RULES))} instances, {seconds:.1f} s")
+    _table("all instances", rows)
+    _table("the contended instances (contention >= 1)",
+           [r for r in rows if float(r["contention"]) >= 1.0])  # type: ignore[arg-type]
+
+
+def _table(title: str, rows: list[dict[str, object]]) -> None:
+    """Print the medians per method over ``rows`` and the verdicts."""
+    cells = {(r["day"], r["gpus"]) for r in rows}
+    if not cells:
+        return
+    best = {c: max(float(r["value"]) for r in rows  # type: ignore[arg-type]
+                   if (r["day"], r["gpus"]) == c and r["method"] != "fifo") for c in cells}
+    print()
+    print(f"{title}: {len(cells)} instances (medians; value also as the mean)")
+    print()
+    print("| method | value | value (mean) | gain over fifo % | utilization % | idle GPU % | "
+          "FGD fragmentation (GPU-slots) | jobs run | wins (highest value) |")
+    print("|:--|--:|--:|--:|--:|--:|--:|--:|--:|")
+    med: dict[str, dict[str, float]] = {}
+    for method in ("fifo", *RULES):
+        mine = [r for r in rows if r["method"] == method]
+        med[method] = {f: statistics.median(float(r[f]) for r in mine)  # type: ignore[arg-type]
+                       for f in FIELDS}
+        mean = statistics.fmean(float(r["value"]) for r in mine)  # type: ignore[arg-type]
+        wins = sum(1 for r in mine if method != "fifo"
+                   and float(r["value"]) >= best[(r["day"], r["gpus"])] - 1e-9)  # type: ignore[arg-type]
+        m = med[method]
+        print(f"| {method} | {m['value']:.2f} | {mean:.2f} | {m['gain_pct']:.2f} | "
+              f"{m['utilization_pct']:.2f} | {m['idle_pct']:.2f} | {m['fgd_frag']:.1f} | "
+              f"{m['jobs_run']:.0f} | {wins if method != 'fifo' else ''} |")
+    ranked = sorted(FGD_POLICIES, key=lambda p: med[p]["idle_pct"])
+    fgd_order = ("fgd", "bestfit", "dotprod", "random")
+    held = all(med[a]["idle_pct"] < med[b]["idle_pct"] for a, b in itertools.pairwise(fgd_order))
+    print()
+    print("median idle GPU %, lowest first: "
+          + " <= ".join(f"{p} {med[p]['idle_pct']:.2f}" for p in ranked))
+    print(f"FGD's ranking (fgd < bestfit < dotprod < random in idle GPUs, strictly): "
+          f"{'holds' if held else 'does not hold'}")
+    top = max(RULES, key=lambda p: (med[p]["value"], -RULES.index(p)))
+    print(f"highest median value: {top} ({med[top]['value']:.2f}); the most wins: "
+          + max(RULES, key=lambda p: sum(1 for r in rows if r["method"] == p and float(
+              r["value"]) >= best[(r["day"], r["gpus"])] - 1e-9)))  # type: ignore[arg-type]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--days", default=",".join(map(str, REAL_DAYS)))
+    ap.add_argument("--pools", default=",".join(map(str, REAL_POOLS)))
+    ap.add_argument("--rule", default="priority", help="the list order (heuristics.rules)")
+    ap.add_argument("--random-seeds", type=int, default=5)
+    ap.add_argument("--csv", default=None, help="also write one row per instance and method")
+    a = ap.parse_args()
+    run(_ints(a.days), _ints(a.pools), a.rule, a.random_seeds, a.csv)
+
+
+if __name__ == "__main__":
+    main()
