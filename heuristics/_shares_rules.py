@@ -172,10 +172,25 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     GB = _layout(K, goff[K])[4]
     m, cj, mj = milli[j], cpu[j], mem[j]
     gmin, ok, tmp, left, cand = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4]
+    cap, cls = st[1], st[13]
+    seen = cand  # (random keeps its candidates here; the others the classes already scored)
+    if rule != RANDOM:
+        for k in range(K):
+            seen[cls[k]] = 0
     best, best_score, best_gpu, count = -1, -1, -1, 0
     for k in range(K):
         if not elig[j, k] or _node_fail(rows, K, k, s, p, m == FULL, g, m, cj, mj) >= 0:
             continue
+        if rule != RANDOM:  # of the nodes nothing runs on over the run, the first of a class
+            untouched = True  # scores for all of them (equal scores: the earliest wins)
+            for u in range(s, s + p):
+                if rows[1 + k, u] != cap[k]:
+                    untouched = False
+                    break
+            if untouched:
+                if seen[cls[k]]:
+                    continue
+                seen[cls[k]] = 1
         ng = goff[k + 1] - goff[k]
         if _read_gpus(rows, GB + goff[k], ng, s, p, m, True, gmin, ok) < g:
             continue
