@@ -18,6 +18,7 @@ Usage::
 
     python benchmarks/bench_packing_time.py [--days 115,118,...] [--pools 8,16,32]
         [--rule priority] [--random-seeds 5] [--csv rows.csv]
+    python benchmarks/bench_packing_time.py --speed 1024:336:8000 [--repeat 5]
 """
 
 from __future__ import annotations
@@ -36,7 +37,11 @@ sys.path.insert(0, str(ROOT))
 import gpusched  # noqa: E402
 import instances  # noqa: E402
 from gpusched.reproduce.real import REAL_DAYS, REAL_POOLS  # noqa: E402
+from heuristics.decoder import job_arrays, serial_starts  # noqa: E402
 from heuristics.packing import FGD_POLICIES  # noqa: E402
+from heuristics.placement import new_place  # noqa: E402
+from heuristics.profile import new_profile  # noqa: E402
+from heuristics.rules import order_by  # noqa: E402
 from instances.families import OPENB_DAYS, contention  # noqa: E402
 
 RULES = ("first-fit", "best-fit", "frag", *FGD_POLICIES)
@@ -132,6 +137,28 @@ def _table(title: str, rows: list[dict[str, object]]) -> None:
               r["value"]) >= best[(r["day"], r["gpus"])] - 1e-9)))  # type: ignore[arg-type]
 
 
+def speed(size: str, repeat: int) -> None:
+    """Print one serial-decoder pass per rule (the median of ``repeat``) on an ``openb-shares``
+    instance of ``GPUs:slots:jobs``."""
+    G, T, n = (int(x) for x in size.split(":"))
+    inst = instances.generate("openb-shares", seed=0, num_gpus=G, horizon=T, num_jobs=n)
+    order, jobs = order_by(inst, "priority"), job_arrays(inst)
+    print(f"openb-shares G={G} T={T}, {n} jobs, {len(inst.nodes or ())} nodes: one list pass "
+          f"(priority order, a fresh state), median of {repeat}")
+    print()
+    print("| rule | pass | jobs run |")
+    print("|:--|--:|--:|")
+    for placement in RULES:
+        times = []
+        for _ in range(repeat + 1):  # (the first run may compile)
+            prof, place = new_profile(inst, "curve", placement), new_place(inst)
+            t0 = time.perf_counter()
+            start = serial_starts(prof, order, jobs, None, place)
+            times.append(time.perf_counter() - t0)
+        print(f"| {placement} | {1000 * statistics.median(times[1:]):.1f} ms | "
+              f"{int((start >= 0).sum())} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--days", default=",".join(map(str, REAL_DAYS)))
@@ -139,7 +166,13 @@ def main() -> None:
     ap.add_argument("--rule", default="priority", help="the list order (heuristics.rules)")
     ap.add_argument("--random-seeds", type=int, default=5)
     ap.add_argument("--csv", default=None, help="also write one row per instance and method")
+    ap.add_argument("--speed", default=None, metavar="G:T:N",
+                    help="instead, time one pass per rule on openb-shares of G GPUs, T slots, N jobs")
+    ap.add_argument("--repeat", type=int, default=5)
     a = ap.parse_args()
+    if a.speed:
+        speed(a.speed, a.repeat)
+        return
     run(_ints(a.days), _ints(a.pools), a.rule, a.random_seeds, a.csv)
 
 
