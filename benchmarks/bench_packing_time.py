@@ -30,6 +30,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -68,7 +69,7 @@ def _row(res: instances.Result, fifo: float | None) -> dict[str, float]:
 
 def run(days: list[int], pools: list[int], rule: str, seeds: int,
         csv_path: str | None) -> None:
-    rows: list[dict[str, object]] = []
+    rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     for day in days:
         for g in pools:
@@ -95,15 +96,15 @@ def run(days: list[int], pools: list[int], rule: str, seeds: int,
           f"seeds; {len(rows) // (1 + len(RULES))} instances, {seconds:.1f} s")
     _table("all instances", rows)
     _table("the contended instances (contention >= 1)",
-           [r for r in rows if float(r["contention"]) >= 1.0])  # type: ignore[arg-type]
+           [r for r in rows if float(r["contention"]) >= 1.0])
 
 
-def _table(title: str, rows: list[dict[str, object]]) -> None:
+def _table(title: str, rows: list[dict[str, Any]]) -> None:
     """Print the medians per method over ``rows`` and the verdicts."""
     cells = {(r["day"], r["gpus"]) for r in rows}
     if not cells:
         return
-    best = {c: max(float(r["value"]) for r in rows  # type: ignore[arg-type]
+    best = {c: max(float(r["value"]) for r in rows
                    if (r["day"], r["gpus"]) == c and r["method"] != "fifo") for c in cells}
     print()
     print(f"{title}: {len(cells)} instances (medians; value also as the mean)")
@@ -114,11 +115,10 @@ def _table(title: str, rows: list[dict[str, object]]) -> None:
     med: dict[str, dict[str, float]] = {}
     for method in ("fifo", *RULES):
         mine = [r for r in rows if r["method"] == method]
-        med[method] = {f: statistics.median(float(r[f]) for r in mine)  # type: ignore[arg-type]
+        med[method] = {f: statistics.median(float(r[f]) for r in mine)
                        for f in FIELDS}
-        mean = statistics.fmean(float(r["value"]) for r in mine)  # type: ignore[arg-type]
-        wins = sum(1 for r in mine if method != "fifo"
-                   and float(r["value"]) >= best[(r["day"], r["gpus"])] - 1e-9)  # type: ignore[arg-type]
+        mean = statistics.fmean(float(r["value"]) for r in mine)
+        wins = _wins(rows, method, best)
         m = med[method]
         print(f"| {method} | {m['value']:.2f} | {mean:.2f} | {m['gain_pct']:.2f} | "
               f"{m['utilization_pct']:.2f} | {m['idle_pct']:.2f} | {m['fgd_frag']:.1f} | "
@@ -133,8 +133,13 @@ def _table(title: str, rows: list[dict[str, object]]) -> None:
           f"{'holds' if held else 'does not hold'}")
     top = max(RULES, key=lambda p: (med[p]["value"], -RULES.index(p)))
     print(f"highest median value: {top} ({med[top]['value']:.2f}); the most wins: "
-          + max(RULES, key=lambda p: sum(1 for r in rows if r["method"] == p and float(
-              r["value"]) >= best[(r["day"], r["gpus"])] - 1e-9)))  # type: ignore[arg-type]
+          + max(RULES, key=lambda p: _wins(rows, p, best)))
+
+
+def _wins(rows: list[dict[str, Any]], method: str, best: dict[Any, float]) -> int:
+    """Instances where ``method``'s value is the highest of the rules' (ties shared)."""
+    return sum(1 for r in rows if r["method"] == method != "fifo"
+               and float(r["value"]) >= best[(r["day"], r["gpus"])] - 1e-9)
 
 
 def speed(size: str, repeat: int) -> None:
