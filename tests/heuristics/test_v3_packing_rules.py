@@ -237,3 +237,30 @@ def test_on_one_slot_every_rule_chooses_as_the_packing_policy(policy: str, seed:
     expected = {name: (0, {node: list(gpus)}) for name, (node, gpus)
                 in run.placement.assign.items()}
     assert got == expected
+
+
+@pytest.mark.parametrize("rule", ["clustering", "fgd", "random:4", "packing"])
+def test_a_decode_in_pieces_equals_one_in_a_piece(rule: str) -> None:
+    # the rules' own state (clustering's classes, the seed) travels with the state
+    inst = instances.generate("openb-day", 15, num_gpus=16, resources="full")
+    order = heuristics.rules.order_by(inst, "priority")
+    jobs = heuristics.decoder.job_arrays(inst)
+    whole = heuristics.profile.new_profile(inst, "curve", rule)
+    one = heuristics.shares.serial_starts(whole, order, jobs)
+    prof = heuristics.profile.new_profile(inst, "curve", rule)
+    half = order.size // 2
+    start = heuristics.shares.serial_starts(prof, order[:half], jobs)
+    start = heuristics.shares.serial_starts(prof.copy(), order[half:], jobs, start)
+    assert np.array_equal(start, one)
+    assert (one >= 0).sum() > 100
+
+
+@pytest.mark.parametrize("method", ["sampling", "local-search", "list-peak"])
+def test_the_methods_on_the_serial_decoder_take_the_rules(method: str) -> None:
+    inst = tiny_v3_instance(5, n=6, shape=(2, 4), T=6)
+    best, _ = brute_force_v3(inst)
+    for rule in ("clustering", "fgd", "random:1"):
+        res = gpusched.solve(inst, method, placement=rule, time_limit=0.5)
+        reservation = "peak" if method == "list-peak" else "curve"
+        m = instances.evaluate(inst, res.schedule, reservation)
+        assert m.value == pytest.approx(res.metrics.value) and m.value <= best + 1e-9
