@@ -3,7 +3,8 @@
 On an instance with nodes every phase places jobs on nodes: the list members
 once per placement rule, sampling once per rule, local search with the rule of
 the best sampling, and the LNS on node windows; each candidate's placement
-array is kept beside its start array.
+array is kept beside its start array. On model version 3 the members run by name
+and the LNS keeps GPU indices (:func:`best_resources`).
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from heuristics.rules import RULES, order_by
 from heuristics.search import local_search_order, sampling_order
 from heuristics.stop import MaxIterations, MaxRuntime, MultipleCriteria, time_share
 from instances import Instance, Result
+from instances.resources import uses_resources
 
 from .params import LNSParams
+from .resources import candidates, empty, finish_indices, improve, skip_note
 from .search import lns_improve
 
-__all__ = ["CONSTRUCTIVE_MEMBERS", "PLACED_MEMBERS", "best", "members"]
+__all__ = ["CONSTRUCTIVE_MEMBERS", "PLACED_MEMBERS", "best", "best_resources", "members"]
 
 logger = logging.getLogger(__name__)
 
@@ -142,11 +145,16 @@ def best(
         (:data:`~heuristics.placement.PLACEMENTS`); ``None`` (default): try
         each rule, keep the best. Ignored on a flat instance (a known rule
         name is still required).
+
+    On model version 3: :func:`best_resources`.
     """
     t0 = time.perf_counter()
     clock = MaxRuntime(time_limit)
     if placement is not None:
         check_placement(placement)
+    if inst.has_nodes and uses_resources(inst):
+        return best_resources(inst, time_limit=time_limit, passes=passes, iterations=iterations,
+                              lns_rounds=lns_rounds, seed=seed, placement=placement)
     nodes = inst.has_nodes
     rules = (placement or "first-fit",) if not nodes or placement else PLACEMENTS
 
@@ -203,3 +211,50 @@ def best(
         message=(f"from {best_name}; sampling {done} pass{'es' * (done != 1)}, local search {moves} "
                  f"move{'s' * (moves != 1)}, lns {windows} window{'s' * (windows != 1)} ({improved} improved)"),
     )
+
+
+def best_resources(
+    inst: Instance, *, time_limit: float | None = 10.0, passes: int = 200, iterations: int = 1000,
+    lns_rounds: int = 100, seed: int = 0, placement: str | None = None,
+) -> Result:
+    """:func:`best` on model version 3: the members by name, then the LNS with GPU indices.
+
+    Every member of :func:`members` (each placement rule on nodes), then
+    ``sampling`` (``passes``, up to 20% of the time left) and ``local-search``
+    (``iterations``, from its own sampling, up to 25% of what then remains),
+    each run by :func:`heuristics.solve` and its checked schedule read back
+    with its GPU indices; a member that refuses the instance is named with
+    its reason in ``params["skipped"]`` and the message. Then the LNS
+    (``lns_rounds`` windows, GPU indices kept) from the best of them (the
+    first on ties), or from the empty schedule when none ran.
+    """
+    t0 = time.perf_counter()
+    clock = MaxRuntime(time_limit)
+    rules = PLACEMENTS if placement is None else (placement,)
+    skipped: list[str] = []
+    found = candidates(inst, members(inst, placement), skipped)
+    for r in rules:
+        found += candidates(inst, [("sampling", {"passes": passes, "seed": seed, "placement": r,
+                                                 "time_limit": time_share(clock, 0.2 / len(rules))})],
+                            skipped)
+    found += candidates(inst, [("local-search", {
+        "iterations": iterations, "passes": passes, "seed": seed, "placement": rules[0],
+        "time_limit": time_share(clock, 0.25)})], skipped)
+    top = empty(inst)
+    for c in found:
+        if c.value > top.value:
+            top = c
+    windows = improved = 0
+    if lns_rounds > 0:
+        got, windows, improved = improve(inst, top, params=LNSParams(seed=seed),
+                                         stop=MultipleCriteria([clock, MaxIterations(lns_rounds)]))
+        if got.value > top.value:
+            top = got._replace(name=f"lns ({improved} window{'s' * (improved != 1)} improved)")
+    params = {"time_limit": time_limit, "passes": passes, "iterations": iterations,
+              "lns_rounds": lns_rounds, "seed": seed, "placement": placement,
+              "members_run": len(found), "skipped": skipped}
+    return finish_indices(
+        inst, "best", top, started_at=t0, params=params,
+        message=(f"from {top.name}; {len(found)} member{'s' * (len(found) != 1)} ran, "
+                 f"{len(skipped)} skipped; lns {windows} window{'s' * (windows != 1)} "
+                 f"({improved} improved)" + skip_note(skipped)))

@@ -16,6 +16,7 @@ from typing import Any
 
 import milp
 from instances import Instance, Result
+from instances.resources import uses_resources
 from milp.highs import ROOT_LP_SHARE
 from milp.progress import Progress
 
@@ -141,6 +142,16 @@ def solve_milp(
     if not (isinstance(time_limit, (int, float)) and time_limit >= 0):
         raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
     chosen = choose(inst, threads, time_limit, lns_helper, sources, backend)
+    alone = None  # why nothing runs beside HiGHS where the rule would run something
+    if inst.has_nodes and uses_resources(inst) and (chosen.sources or chosen.lp):
+        if lns_helper or (sources is not None and (sources.sources or sources.lp)):
+            raise ValueError(f"sources: instance {inst.name!r} is a version 3 instance; the "
+                             "sources beside HiGHS trade (start, place) pairs, which do not say "
+                             "the GPU indices its schedules need")
+        alone = (f"HiGHS alone on model version 3 (the rule's {list(chosen.sources)}"
+                 f"{' and LP start' if chosen.lp else ''} not run: they trade (start, place) "
+                 "pairs, without GPU indices)")
+        chosen = Plan((), reason=alone)
     auto = isinstance(warm_start, str) and warm_start == "auto"
     # the LP beside the warm start: the two share the cores, then the better schedule leads
     lp = LPStart(inst, ROOT_LP_SHARE * time_limit) if chosen.lp and auto and time_limit > 0 else None
@@ -178,8 +189,12 @@ def solve_milp(
     if lns_helper is not None:
         call["lns_helper"] = lns_helper
     call["sources"] = list(chosen.sources) if hooks is not None else []
+    if alone is not None:
+        call["sources_not_run"] = alone
     call["lp_start"] = lp is not None
     if source is not None:
         call["warm_start"] = source
-    return dataclasses.replace(res, params=call, runtime_s=time.perf_counter() - t0)
+    message = res.message if alone is None else f"{res.message}; {alone}"
+    return dataclasses.replace(res, params=call, runtime_s=time.perf_counter() - t0,
+                               message=message)
 

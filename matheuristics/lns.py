@@ -18,9 +18,11 @@ from heuristics.rules import order_by
 from heuristics.search import local_search_order, sampling_order
 from heuristics.stop import MaxIterations, MaxRuntime, MultipleCriteria, time_share
 from instances import Instance, Result
+from instances.resources import uses_resources
 
 from .guide import lp_guide
 from .params import LNSParams
+from .resources import candidates, empty, finish_indices, improve, skip_note
 from .search import lns_improve
 
 __all__ = ["GUIDED_ROUNDS", "lns"]
@@ -65,6 +67,12 @@ def lns(
     default 50), the LNS gets the LP relaxation's run masses as ``guide``
     (:func:`~matheuristics.guide.lp_guide`, solved in at most a tenth of the time
     left) and escapes from a stall.
+
+    On model version 3 the start is the better of methods ``sampling`` and
+    ``local-search`` run by name (each within a quarter of the time; one
+    that refuses the instance is named in ``params["skipped"]``; neither: the
+    empty schedule), and the windows keep GPU indices
+    (:mod:`matheuristics.resources`). No LP guide there.
     """
     t0 = time.perf_counter()
     clock = MaxRuntime(time_limit)
@@ -73,6 +81,29 @@ def lns(
     if placement is not None:
         check_placement(placement)
     q = None if time_limit is None else 0.25 * time_limit
+    call: dict[str, Any] = {
+        "time_limit": time_limit, "rounds": rounds, "window": window, "max_jobs": max_jobs,
+        "sub_time_limit": sub_time_limit, "passes": passes, "iterations": iterations,
+        "seed": seed, "guided": guided,
+    }
+    if inst.has_nodes:
+        call["placement"] = placement
+    if inst.has_nodes and uses_resources(inst):
+        rule = {} if placement is None else {"placement": placement}
+        skipped: list[str] = []
+        found = candidates(inst, [("sampling", {"passes": passes, "time_limit": q, "seed": seed,
+                                                 **rule}),
+                                  ("local-search", {"iterations": iterations, "time_limit": q,
+                                                    "seed": seed, "passes": passes, **rule})],
+                           skipped)
+        first = max(found, key=lambda c: c.value, default=empty(inst))
+        got, done, better = improve(inst, first, params=params,
+                                    stop=MultipleCriteria([clock, MaxIterations(rounds)]))
+        return finish_indices(
+            inst, "lns", got if got.value > first.value else first, started_at=t0,
+            params={**call, "skipped": skipped},
+            message=(f"from {first.name}; {done} window{'s' * (done != 1)}, {better} improved"
+                     + skip_note(skipped)))
     rules = (placement or "first-fit",) if not inst.has_nodes or placement else PLACEMENTS
     order, rule = order_by(inst, "priority"), rules[0]
     if passes > 0:
@@ -88,13 +119,6 @@ def lns(
     guide = lp_guide(inst, time_share(clock, 0.1)) if guided and rounds > GUIDED_ROUNDS else None
     run = lns_improve(inst, start, place, params=params, guide=guide,
                       stop=MultipleCriteria([clock, MaxIterations(rounds)]))
-    call: dict[str, Any] = {
-        "time_limit": time_limit, "rounds": rounds, "window": window, "max_jobs": max_jobs,
-        "sub_time_limit": sub_time_limit, "passes": passes, "iterations": iterations,
-        "seed": seed, "guided": guided,
-    }
-    if inst.has_nodes:
-        call["placement"] = placement
     return finish(
         inst, "lns", run.start, reservation="curve", started_at=t0, params=call, place=run.place,
         message=(f"{run.rounds} window{'s' * (run.rounds != 1)}, {run.improved} improved"

@@ -9,20 +9,27 @@ service), whose warm start is the freed jobs' current starts. On nodes the
 window keeps the nodes, and the fixed jobs' GPUs are also withheld from the
 nodes they run on, per slot (:func:`node_window`). :func:`make_window` makes
 the one or the other; a flat instance is the case of one internal node,
-whose row never binds, so its window needs no per-node rows.
+whose row never binds, so its window needs no per-node rows. On model
+version 3 the fixed jobs hold particular GPUs: the window carries their use
+by GPU index, CPU and memory (:func:`resource_window`, :mod:`~matheuristics.gpus`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
 
 from instances import Instance, Job, Service
+from instances.resources import uses_resources
+from milp.fixed import FixedUse
+
+from .gpus import fixed_use, shared_gpu
 
 __all__ = [
-    "Window", "make_window", "nearby_jobs", "neighbourhood", "node_window", "sub_instance",
-    "window_jobs",
+    "Window", "make_window", "nearby_jobs", "neighbourhood", "node_window", "resource_window",
+    "sub_instance", "window_jobs",
 ]
 
 
@@ -43,6 +50,12 @@ class Window(NamedTuple):
         The window's slots in the instance.
     freed
         The freed jobs, indices into the instance.
+    fixed
+        On model version 3 (``reserved`` then ``None``): the fixed jobs' use by GPU
+        index, CPU and memory over the window (:class:`milp.fixed.FixedUse`).
+    warm_gpu, warm_idx
+        On model version 3: the freed jobs' current shared GPUs (``-1``: not shared)
+        and GPU indices (:func:`matheuristics.gpus.index_array`'s rows).
     """
 
     sub: Instance
@@ -52,6 +65,9 @@ class Window(NamedTuple):
     a: int
     b: int
     freed: np.ndarray
+    fixed: FixedUse | None = None
+    warm_gpu: np.ndarray | None = None
+    warm_idx: np.ndarray | None = None
 
 
 def sub_instance(
@@ -125,16 +141,51 @@ def node_window(
     return sub, warm, warm_place.astype(np.int64), reserved
 
 
-def make_window(
-    inst: Instance, start: np.ndarray, place: np.ndarray | None, a: int, b: int,
+def resource_window(
+    inst: Instance, start: np.ndarray, place: np.ndarray, idx: np.ndarray, a: int, b: int,
     freed: np.ndarray,
 ) -> Window:
+    """The window of ``[a, b)`` on model version 3: the fixed jobs' use by GPU index.
+
+    ``idx`` is the index array of ``start`` (:func:`matheuristics.gpus.index_array`).
+    The sub-instance keeps the nodes (models, CPU, memory) and the freed jobs
+    (every field, release and deadline clipped to the window); its one service
+    ``rest`` is the inference and the GPUs the fixed jobs keep busy per slot
+    (a GPU with several fixed shares counts once).
+    """
+    keep = start >= 0
+    keep[freed] = False
+    use = fixed_use(inst, start, place, idx, np.flatnonzero(keep), a, b)
+    inference = inst.num_gpus - inst.batch_capacity("curve")[a:b]
+    rest = inference + use.busy(inst.node_gpus).sum(axis=0)
+    lo, hi = np.maximum(inst.releases, a), np.minimum(inst.deadlines, b)
+    jobs = tuple(replace(inst.jobs[j], release=int(lo[j] - a), deadline=int(hi[j] - a))
+                 for j in freed.tolist())
+    sub = Instance(f"{inst.name}[{a}:{b}]", inst.num_gpus, b - a,
+                   (Service("rest", 1.0, tuple(int(d) for d in rest)),), jobs, inst.slot_hours,
+                   nodes=inst.nodes)
+    run = start[freed] >= 0
+    warm = np.where(run, start[freed] - a, -1).astype(np.int64)
+    warm_place = np.where(run[:, None], place[freed, : sub.max_span], -1).astype(np.int64)
+    warm_gpu = np.where(run, shared_gpu(inst, start, idx)[freed], -1)
+    warm_idx = np.where(run[:, None], idx[freed], -1)
+    return Window(sub, warm, warm_place, None, a, b, freed, use, warm_gpu, warm_idx)
+
+
+def make_window(
+    inst: Instance, start: np.ndarray, place: np.ndarray | None, a: int, b: int,
+    freed: np.ndarray, idx: np.ndarray | None = None,
+) -> Window:
     """The :class:`Window` of ``[a, b)`` freeing ``freed``: :func:`node_window` on nodes
-    (``place`` required there), :func:`sub_instance` on a flat instance."""
+    (``place`` required there), :func:`resource_window` on model version 3 (``idx``
+    too), :func:`sub_instance` on a flat instance."""
     if not inst.has_nodes:
         sub, warm = sub_instance(inst, start, a, b, freed)
         return Window(sub, warm, None, None, a, b, freed)
     assert place is not None
+    if uses_resources(inst):
+        assert idx is not None
+        return resource_window(inst, start, place, idx, a, b, freed)
     return Window(*node_window(inst, start, place, a, b, freed), a, b, freed)
 
 
