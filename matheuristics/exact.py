@@ -143,14 +143,17 @@ def solve_milp(
         raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
     chosen = choose(inst, threads, time_limit, lns_helper, sources, backend)
     alone = None  # why nothing runs beside HiGHS where the rule would run something
-    if inst.has_nodes and uses_resources(inst) and (chosen.sources or chosen.lp):
+    why = None
+    if params.get("reservation", "curve") == "peak":
+        why = "under the peak reservation", "the sources search curve schedules"
+    elif inst.has_nodes and uses_resources(inst):
+        why = ("on model version 3", "the sources trade (start, place) pairs, which do not say "
+               "the GPU indices its schedules need")
+    if why is not None and (chosen.sources or chosen.lp):
         if lns_helper or (sources is not None and (sources.sources or sources.lp)):
-            raise ValueError(f"sources: instance {inst.name!r} is a version 3 instance; the "
-                             "sources beside HiGHS trade (start, place) pairs, which do not say "
-                             "the GPU indices its schedules need")
-        alone = (f"HiGHS alone on model version 3 (the rule's {list(chosen.sources)}"
-                 f"{' and LP start' if chosen.lp else ''} not run: they trade (start, place) "
-                 "pairs, without GPU indices)")
+            raise ValueError(f"sources: none runs beside HiGHS {why[0]} ({inst.name!r}): {why[1]}")
+        alone = (f"HiGHS alone {why[0]} (the rule's {list(chosen.sources)}"
+                 f"{' and LP start' if chosen.lp else ''} not run: {why[1]})")
         chosen = Plan((), reason=alone)
     auto = isinstance(warm_start, str) and warm_start == "auto"
     # the LP beside the warm start: the two share the cores, then the better schedule leads

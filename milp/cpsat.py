@@ -175,7 +175,9 @@ def solve_cpsat(
     else:
         status = Status.ERROR
     dual = None
-    if status in (Status.OPTIMAL, Status.TIME_LIMIT):
+    # not on UNKNOWN: stopped before its search (by a portfolio's other solver), CP-SAT
+    # reported a bound of 0 below a feasible value (model version 3, 2026-12-01)
+    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         b = float(solver.best_objective_bound)
         if math.isfinite(b):
             dual = b / scale * (1 + 1e-9) + 1e-12
