@@ -127,10 +127,18 @@ def colour_window(sub: Instance, fixed: FixedUse, start: np.ndarray, place: np.n
     The shared jobs are on the GPUs ``gpu`` the model gave them; the
     whole-GPU jobs on one node are given, in order of start (larger first),
     their row of ``keep`` when those GPUs are free over their run, else the
-    lowest-indexed GPUs free over it. ``None`` when one finds too few: the
-    model's counts do not promise a colouring with GPUs precoloured by the
-    fixed jobs (:mod:`milp.fixed`).
+    lowest-indexed GPUs free over it; when one then finds too few, the
+    whole-GPU jobs are coloured again without ``keep`` (in order of start,
+    lowest free GPUs: exact on a node without fixed use, interval graphs
+    being perfect). ``None`` when that too runs short: the model's counts do
+    not promise a colouring around GPUs the fixed jobs hold (:mod:`milp.fixed`).
     """
+    got = _colour(sub, fixed, start, place, gpu, keep)
+    return got if got is not None or keep is None else _colour(sub, fixed, start, place, gpu, None)
+
+
+def _colour(sub: Instance, fixed: FixedUse, start: np.ndarray, place: np.ndarray,
+            gpu: np.ndarray, keep: np.ndarray | None) -> np.ndarray | None:
     V = index_width(sub)
     taken = fixed.gpu_milli > 0
     taken |= (np.arange(V)[None, :] >= sub.node_gpus[:, None])[:, :, None]

@@ -147,13 +147,15 @@ def build(
     reduce = symmetry != "none" and any(c.size > 1 for c in classes)
     rep, members = _groups(inst, aggregate and not (reduce and symmetry == "rows"))
     size = np.array([m.size for m in members], dtype=np.int64)
+    shared = resources(inst).shared[rep] if slotted else np.zeros(rep.size, dtype=bool)
+    # with fixed use a share may join a GPU the fixed jobs keep busy, where the pool has no room
     col_group, col_start, col_place, placements, candidates = _columns(
-        place_inst, model, rep, max_columns, max_placements)
+        place_inst, model, rep, max_columns, max_placements,
+        shared if fixed is not None else None)
     width = max(inst.max_span, *map(len, placements))
     place_nodes = _place_array(placements, width)
     dropped: dict[str, int] = {"reserved": 0, "symmetry": 0}
     withheld = reserved is not None or reservation == "peak"
-    shared = resources(inst).shared[rep] if slotted else np.zeros(rep.size, dtype=bool)
     for why, on in (("reserved", withheld), ("symmetry", reduce)):
         if on and col_group.size:
             keep = (fits_offered(place_inst, model, free, rep[col_group], col_start,
@@ -402,8 +404,10 @@ def _groups(inst: Instance, aggregate: bool) -> tuple[np.ndarray, tuple[np.ndarr
 
 def _columns(
     inst: Instance, model: Capacity, rep: np.ndarray, max_columns: int, max_placements: int,
+    exempt: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, ...]], int]:
-    """Columns ``(group, start, placement)``, sorted so, where the job fits the pool alone.
+    """Columns ``(group, start, placement)``, sorted so, where the job fits the pool alone
+    (the groups ``exempt`` at every start).
 
     Returns the three column arrays, the placements (the one-node ones first,
     by node) and the number of candidate columns.
@@ -447,6 +451,8 @@ def _columns(
         ok = np.concatenate([[0], np.cumsum(cap >= gv)])
         s = col_start[sel]
         keep[sel] = (ok[s + col_p[sel]] - ok[s]) == col_p[sel]
+    if exempt is not None:
+        keep |= exempt[col_group]
     col_group, col_start = col_group[keep], col_start[keep]
     ids = np.array([i for q in group_places for i in q], dtype=np.int64)
     ptr = np.concatenate([[0], np.cumsum(npl)])
