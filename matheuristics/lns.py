@@ -89,12 +89,12 @@ def lns(
     if inst.has_nodes:
         call["placement"] = placement
     if inst.has_nodes and uses_resources(inst):
-        rule = {} if placement is None else {"placement": placement}
+        given = {} if placement is None else {"placement": placement}
         skipped: list[str] = []
         found = candidates(inst, [("sampling", {"passes": passes, "time_limit": q, "seed": seed,
-                                                 **rule}),
+                                                 **given}),
                                   ("local-search", {"iterations": iterations, "time_limit": q,
-                                                    "seed": seed, "passes": passes, **rule})],
+                                                    "seed": seed, "passes": passes, **given})],
                            skipped)
         first = max(found, key=lambda c: c.value, default=empty(inst))
         got, done, better = improve(inst, first, params=params,

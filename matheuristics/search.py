@@ -47,6 +47,10 @@ Exchange = Callable[[np.ndarray, "np.ndarray | None", float],
                     "tuple[np.ndarray, np.ndarray | None] | None"]
 """``exchange(start, place, value)``: the search's schedule out, a better one in, or ``None``."""
 
+IndexedExchange = Callable[[np.ndarray, np.ndarray, np.ndarray, float],
+                           "tuple[np.ndarray, np.ndarray, np.ndarray] | None"]
+"""``exchange(start, place, idx, value)`` on model version 3: with the GPU indices."""
+
 
 class LNSRun(NamedTuple):
     """What :func:`lns_improve` returns: the schedule's arrays, rounds done and improving."""
@@ -70,17 +74,18 @@ class IndexedRun(NamedTuple):
 def lns_improve_indices(
     inst: Instance, start: np.ndarray, place: np.ndarray, idx: np.ndarray, *,
     stop: StoppingCriterion, params: LNSParams | None = None,
+    exchange: IndexedExchange | None = None,
 ) -> IndexedRun:
     """:func:`lns_improve` on model version 3, where the search also keeps GPU indices.
 
     ``idx`` is the index array of ``start`` and ``place``
     (:func:`matheuristics.gpus.index_array`); not changed. Each window sees the
     fixed jobs' use by GPU index, CPU and memory (:mod:`~matheuristics.windows`).
-    No guide and no exchange (the sources beside a solver trade pairs, which
-    do not say GPU indices).
+    ``exchange`` is :func:`lns_improve`'s with the indices beside the pair
+    (:data:`IndexedExchange`). No guide.
     """
     s, p, i, rounds, improved = _search(inst, start, place, stop=stop, params=params, idx=idx,
-                                        v3=True)
+                                        v3=True, exchange=exchange)
     assert p is not None and i is not None
     return IndexedRun(s, p, i, rounds, improved)
 
@@ -168,8 +173,9 @@ def lns_improve(
 
 def _search(
     inst: Instance, start: np.ndarray, place: np.ndarray | None, *, stop: StoppingCriterion,
-    params: LNSParams | None, guide: np.ndarray | None = None, exchange: Exchange | None = None,
-    idx: np.ndarray | None = None, v3: bool = False,
+    params: LNSParams | None, guide: np.ndarray | None = None,
+    exchange: Exchange | IndexedExchange | None = None, idx: np.ndarray | None = None,
+    v3: bool = False,
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, int, int]:
     """The search of :func:`lns_improve` (and, with ``v3``, of :func:`lns_improve_indices`)."""
     p = LNSParams() if params is None else params
@@ -187,8 +193,9 @@ def _search(
     if v3:
         if not (inst.has_nodes and uses_resources(inst)):
             raise ValueError(f"inst: {inst.name!r} is not a version 3 instance: lns_improve")
-        if np.shape(idx) != (n, index_width(inst)):
-            raise ValueError(f"idx: expected shape {(n, index_width(inst))}, got {np.shape(idx)}")
+        if idx is None or np.shape(idx) != (n, index_width(inst)):
+            got = None if idx is None else np.shape(idx)
+            raise ValueError(f"idx: expected shape {(n, index_width(inst))}, got {got}")
         idx = np.array(idx, dtype=np.int64)
     else:
         idx = None
@@ -231,7 +238,14 @@ def _search(
                                  p.escape_rounds + half, None if idx is None else idx.copy())
                 logger.debug("lns: escape at round %d from %.6g", done, value)
         if exchange is not None and escape is None:
-            other = exchange(start, place, start_value(inst, start))
+            if idx is not None:
+                assert place is not None
+                got = exchange(start, place, idx, start_value(inst, start))  # type: ignore[call-arg,arg-type]
+                if got is not None:
+                    start, place, idx = (np.array(a, dtype=np.int64) for a in got)  # type: ignore[union-attr]
+                other = None
+            else:
+                other = exchange(start, place, start_value(inst, start))  # type: ignore[call-arg,arg-type]
             if other is not None:
                 start = np.array(other[0], dtype=np.int64)
                 place = None if place is None else np.array(other[1], dtype=np.int64)

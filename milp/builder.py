@@ -134,16 +134,17 @@ def build(
                          "(give fixed=)")
     model = capacity(cap_inst, reservation)
     T, K, n_jobs = inst.horizon, model.num_nodes, inst.num_jobs
-    kinds = node_kinds(place_inst)
+    kind_of = node_kinds(place_inst)
     if fixed is not None:
         if reserved is not None or relax != "exact" or not inst.has_nodes:
             raise ValueError("fixed: only for the exact model of an instance with nodes, "
                              "in place of reserved")
         fixed.check(model.sizes, T)
         reserved = fixed.busy(model.sizes)
-        kinds = [(None if kinds is None else kinds[k], fixed.signature(k)) for k in range(K)]
+        kind_of = [(None if kind_of is None else kind_of[k], fixed.signature(k))
+                   for k in range(K)]
     free = offered_gpus(model, reserved)
-    classes = node_classes(model.sizes, free, kinds)
+    classes = node_classes(model.sizes, free, kind_of)
     reduce = symmetry != "none" and any(c.size > 1 for c in classes)
     rep, members = _groups(inst, aggregate and not (reduce and symmetry == "rows"))
     size = np.array([m.size for m in members], dtype=np.int64)

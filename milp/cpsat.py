@@ -160,7 +160,8 @@ def solve_cpsat(
     name = solver.status_name(code)
     start = place = gpu = None
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        start, place = _arrays(form, jobs, solver.boolean_value, solver.value)
+        sol = _arrays(form, jobs, solver.boolean_value, solver.value)
+        start, place = sol[0], sol[1]
         if form.has_slots:
             gpu = np.full(inst.num_jobs, -1, dtype=np.int64)
             for (j, q), lit in jobs.on.items():

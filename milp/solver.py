@@ -170,9 +170,6 @@ def solve(
                          "relaxations are milp.relaxation's (relaxed=)")
     if (relaxation is not None or relaxed is not None) and not v3:
         raise ValueError(f"relaxation: instance {inst.name!r} is not a version 3 instance")
-    if hooks is not None and shares_gpus(inst):
-        raise ValueError(f"hooks: instance {inst.name!r} has shared jobs; incumbent hooks "
-                         "trade (start, place) pairs, which do not say the shared jobs' GPUs")
     method = METHOD_NAMES[backend]
     bar = progress if isinstance(progress, Progress) else (
         Progress(time_limit, "milp") if progress else None)
