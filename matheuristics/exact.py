@@ -16,7 +16,6 @@ from typing import Any
 
 import milp
 from instances import Instance, Result
-from instances.resources import uses_resources
 from milp.highs import ROOT_LP_SHARE
 from milp.progress import Progress
 
@@ -151,7 +150,7 @@ def solve_milp(
         alone = (f"HiGHS alone under the peak reservation (the rule's {list(chosen.sources)}"
                  f"{' and LP start' if chosen.lp else ''} not run: they search curve schedules)")
         chosen = Plan((), reason=alone)
-    elif inst.has_nodes and uses_resources(inst) and (chosen.lp or CPSAT in chosen.sources):
+    elif inst.has_nodes and inst.jobs_use_resources and (chosen.lp or CPSAT in chosen.sources):
         if sources is not None and (sources.lp or CPSAT in sources.sources):
             raise ValueError(f"sources: on model version 3 ({inst.name!r}) only the LNS runs "
                              "beside HiGHS (CP-SAT's hints and the LP start are pairs without "

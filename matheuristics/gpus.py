@@ -20,7 +20,26 @@ from milp.fixed import FixedUse
 from milp.gpus import gpu_indices
 
 __all__ = ["colour_window", "fixed_use", "index_array", "index_schedule", "index_width",
-           "indices_of_solution", "shared_gpu"]
+           "indices_of_solution", "join_wide", "shared_gpu", "split_wide"]
+
+
+def split_wide(inst: Instance, wide: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The heuristics' version 3 placement array (nodes, then GPU indices:
+    :func:`heuristics.shares.new_place`) as ``(place, idx)``."""
+    span = inst.max_span
+    idx = np.full((inst.num_jobs, index_width(inst)), -1, dtype=np.int64)
+    cols = min(wide.shape[1] - span, idx.shape[1])
+    idx[:, :cols] = wide[:, span : span + cols]
+    return np.array(wide[:, :span], dtype=np.int64), idx
+
+
+def join_wide(inst: Instance, place: np.ndarray, idx: np.ndarray, width: int) -> np.ndarray:
+    """``(place, idx)`` as the heuristics' version 3 placement array of ``width`` columns."""
+    span = inst.max_span
+    out = np.full((inst.num_jobs, width), -1, dtype=np.int64)
+    out[:, :span] = place
+    out[:, span:] = idx[:, : width - span]
+    return out
 
 
 def index_width(inst: Instance) -> int:

@@ -21,7 +21,6 @@ import logging
 import numpy as np
 
 from heuristics.stop import MaxRuntime, MultipleCriteria, StopFlag, StoppingCriterion
-from instances.resources import uses_resources
 
 from .gpus import indices_of_solution, shared_gpu
 from .incumbents import MARGIN_S, Arrays, Incumbents, SharedHooks
@@ -57,7 +56,7 @@ class LNSSource:
     def run(self, pool: Incumbents, stop: StoppingCriterion) -> None:
         """:func:`~matheuristics.search.lns_improve` until ``stop``, its exchange ``pool``'s."""
         inst = pool.form.instance
-        if inst.has_nodes and uses_resources(inst):
+        if inst.has_nodes and inst.jobs_use_resources:
             self._run_indices(pool, stop)
             return
         (start, place), *_ = pool.best()

@@ -10,7 +10,10 @@ check of the schedule it returns.
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
 
 from heuristics import finish, start_value
 from heuristics.placement import PLACEMENTS, check_placement, new_place
@@ -18,12 +21,13 @@ from heuristics.rules import order_by
 from heuristics.search import local_search_order, sampling_order
 from heuristics.stop import MaxIterations, MaxRuntime, MultipleCriteria, time_share
 from instances import Instance, Result
-from instances.resources import uses_resources
 
 from .guide import lp_guide
 from .params import LNSParams
-from .resources import candidates, empty, finish_indices, improve, skip_note
+from .resources import attempt, improve_wide, skip_note
 from .search import lns_improve
+
+T = TypeVar("T")
 
 __all__ = ["GUIDED_ROUNDS", "lns"]
 
@@ -68,11 +72,10 @@ def lns(
     (:func:`~matheuristics.guide.lp_guide`, solved in at most a tenth of the time
     left) and escapes from a stall.
 
-    On model version 3 the start is the better of methods ``sampling`` and
-    ``local-search`` run by name (each within a quarter of the time; one
-    that refuses the instance is named in ``params["skipped"]``; neither: the
-    empty schedule), and the windows keep GPU indices
-    (:mod:`matheuristics.resources`). No LP guide there.
+    On model version 3 the placements carry GPU indices and the windows keep
+    them (:func:`matheuristics.resources.improve_wide`); a phase that refuses
+    the instance is named with its reason in ``params["skipped"]`` (the LNS
+    then starts from what ran, or the empty schedule). No LP guide there.
     """
     t0 = time.perf_counter()
     clock = MaxRuntime(time_limit)
@@ -88,40 +91,45 @@ def lns(
     }
     if inst.has_nodes:
         call["placement"] = placement
-    if inst.has_nodes and uses_resources(inst):
-        given = {} if placement is None else {"placement": placement}
-        skipped: list[str] = []
-        found = candidates(inst, [("sampling", {"passes": passes, "time_limit": q, "seed": seed,
-                                                 **given}),
-                                  ("local-search", {"iterations": iterations, "time_limit": q,
-                                                    "seed": seed, "passes": passes, **given})],
-                           skipped)
-        first = max(found, key=lambda c: c.value, default=empty(inst))
-        got, done, better = improve(inst, first, params=params,
-                                    stop=MultipleCriteria([clock, MaxIterations(rounds)]))
-        return finish_indices(
-            inst, "lns", got if got.value > first.value else first, started_at=t0,
-            params={**call, "skipped": skipped},
-            message=(f"from {first.name}; {done} window{'s' * (done != 1)}, {better} improved"
-                     + skip_note(skipped)))
+    v3 = inst.has_nodes and inst.jobs_use_resources
+    skipped: list[str] = []
+
+    def run_phase(fn: Callable[[], T], name: str) -> T | None:
+        return attempt(fn, name, skipped) if v3 else fn()
+
     rules = (placement or "first-fit",) if not inst.has_nodes or placement else PLACEMENTS
     order, rule = order_by(inst, "priority"), rules[0]
     if passes > 0:
         best_val = -1.0
         for r in rules:
-            o, st, _ = sampling_order(inst, passes=passes, time_limit=None if q is None
-                                      else q / len(rules), seed=seed, placement=r)
-            if start_value(inst, st) > best_val:
-                order, rule, best_val = o, r, start_value(inst, st)
+            got = run_phase(lambda: sampling_order(
+                inst, passes=passes, time_limit=None if q is None else q / len(rules), seed=seed,
+                placement=r), f"sampling placement={r}")  # noqa: B023
+            if got is not None and start_value(inst, got[1]) > best_val:
+                order, rule, best_val = got[0], r, start_value(inst, got[1])
     place = new_place(inst) if inst.has_nodes else None
-    _, start, _ = local_search_order(inst, order, iterations=iterations, time_limit=q, seed=seed,
-                                     placement=rule, place=place)
-    guide = lp_guide(inst, time_share(clock, 0.1)) if guided and rounds > GUIDED_ROUNDS else None
-    run = lns_improve(inst, start, place, params=params, guide=guide,
-                      stop=MultipleCriteria([clock, MaxIterations(rounds)]))
+    searched = run_phase(lambda: local_search_order(
+        inst, order, iterations=iterations, time_limit=q, seed=seed, placement=rule,
+        place=place), f"local-search placement={rule}")
+    start = np.full(inst.num_jobs, -1, dtype=np.int64) if searched is None else searched[1]
+    if searched is None and place is not None:
+        place[:] = -1
+    stop = MultipleCriteria([clock, MaxIterations(rounds)])
+    guide = None
+    out_place: np.ndarray | None
+    if v3:
+        assert place is not None
+        out_start, out_place, done, better = improve_wide(inst, start, place, params=params,
+                                                          stop=stop)
+        call["skipped"] = skipped
+    else:
+        if guided and rounds > GUIDED_ROUNDS:
+            guide = lp_guide(inst, time_share(clock, 0.1))
+        run = lns_improve(inst, start, place, params=params, guide=guide, stop=stop)
+        out_start, out_place, done, better = run.start, run.place, run.rounds, run.improved
     return finish(
-        inst, "lns", run.start, reservation="curve", started_at=t0, params=call, place=run.place,
-        message=(f"{run.rounds} window{'s' * (run.rounds != 1)}, {run.improved} improved"
+        inst, "lns", out_start, reservation="curve", started_at=t0, params=call, place=out_place,
+        message=(f"{done} window{'s' * (done != 1)}, {better} improved" + skip_note(skipped)
                  + ("" if guide is None else ", LP-guided")
                  + (f", placement {rule}" if inst.has_nodes else "")),
     )

@@ -23,7 +23,6 @@ import numpy as np
 from heuristics import start_value
 from heuristics.stop import StoppingCriterion
 from instances import Instance, Status
-from instances.resources import uses_resources
 
 from .gpus import index_width
 from .guide import guided_instance
@@ -163,7 +162,7 @@ def lns_improve(
     measurements behind the widening and the escapes are in ``docs/milp.md``. On model
     version 3: :func:`lns_improve_indices` (a ``ValueError`` here).
     """
-    if inst.has_nodes and uses_resources(inst):
+    if inst.has_nodes and inst.jobs_use_resources:
         raise ValueError(f"inst: {inst.name!r} is a version 3 instance, whose schedules need "
                          "GPU indices: lns_improve_indices")
     s, p, _, rounds, improved = _search(inst, start, place, stop=stop, params=params,
@@ -191,7 +190,7 @@ def _search(
     else:
         place = None
     if v3:
-        if not (inst.has_nodes and uses_resources(inst)):
+        if not (inst.has_nodes and inst.jobs_use_resources):
             raise ValueError(f"inst: {inst.name!r} is not a version 3 instance: lns_improve")
         if idx is None or np.shape(idx) != (n, index_width(inst)):
             got = None if idx is None else np.shape(idx)

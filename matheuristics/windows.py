@@ -22,7 +22,6 @@ from typing import NamedTuple
 import numpy as np
 
 from instances import Instance, Job, Service
-from instances.resources import uses_resources
 from milp.fixed import FixedUse
 
 from .gpus import fixed_use, shared_gpu
@@ -183,7 +182,7 @@ def make_window(
         sub, warm = sub_instance(inst, start, a, b, freed)
         return Window(sub, warm, None, None, a, b, freed)
     assert place is not None
-    if uses_resources(inst):
+    if inst.jobs_use_resources:
         assert idx is not None
         return resource_window(inst, start, place, idx, a, b, freed)
     return Window(*node_window(inst, start, place, a, b, freed), a, b, freed)

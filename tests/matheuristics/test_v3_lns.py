@@ -228,18 +228,18 @@ def test_lns_and_best_by_name_are_checked_below_brute_force(seed: int) -> None:
         assert isinstance(res.params["skipped"], list)
 
 
-def test_best_runs_or_names_every_member() -> None:
-    """Every member of best is either run or named with its reason: none is dropped silently."""
+def test_best_runs_or_names_every_phase() -> None:
+    """Every phase of best is either run or named with its reason: none is dropped silently;
+    and best is at least as good as each member run by name."""
     inst = tiny_v3_instance(3, n=6, shape=(2, 2), T=5, shared=0.5)
     res = gpusched.solve(inst, "best", time_limit=5)
     rules = len(best_module.PLACEMENTS)
     expected = len(best_module.members(inst)) + rules + 1  # members, sampling per rule, local search
-    assert res.params["members_run"] + len(res.params["skipped"]) == expected
+    assert res.params["phases_run"] + len(res.params["skipped"]) == expected
     for note in res.params["skipped"]:
-        assert ": " in note  # "method params: reason"
-    assert res.value >= max([0.0] + [gpusched.solve(inst, m).value for m in ("fifo",)
-                                     if not any(s.startswith("fifo:") for s in
-                                                res.params["skipped"])]) - 1e-9
+        assert ": " in note  # "phase params: reason"
+    for method, params in best_module.members(inst)[:6]:
+        assert res.value >= gpusched.solve(inst, method, **params).value - 1e-9
 
 
 def test_a_version_3_instance_without_shares_lists_indices_too() -> None:
