@@ -4,9 +4,9 @@ independent recomputation, time and peak memory, one process per instance.
     python benchmarks/bench_bound_v3.py [--cases cluster35,shares6212,...] [--limit 60]
         [--lower best --lower-limit 60]
 
-Cases: ``cluster35`` (the 35 days of the openb trace on the full openb cluster, 1,213 GPU nodes
-and 6,212 GPUs, 15-minute slots, ``resources="full"``: the import of
-``instances.from_trace``), ``day<G>`` (``openb-day`` seed 0, ``resources="full"``, ``G`` GPUs),
+Cases: ``cluster35`` (the 35 days of the openb trace, days 115-149, on the full openb cluster,
+1,213 GPU nodes and 6,212 GPUs, 15-minute slots, ``resources="full"``, no inference: the import
+of ``instances.from_trace``; ``cluster35s`` with a ServeGen series at 30% of the pool), ``day<G>[s<seed>]`` (``openb-day``, ``resources="full"``, ``G`` GPUs, seed 0 by default),
 ``shares<G>x<T>`` (``openb-shares`` with ``G`` GPUs and ``T`` slots, its own number of jobs).
 Each row: the instance, the seconds to make it, the bound and its search (iterations,
 seconds), the recomputation by ``instances.lagrangian_value`` (seconds, stated >= recomputed),
@@ -28,13 +28,14 @@ import time
 def make(case: str):  # type: ignore[no-untyped-def]
     import instances
 
-    if case == "cluster35":
+    if case in ("cluster35", "cluster35s"):  # s: with a ServeGen series at 30% of the pool
         return instances.from_trace("openb", "openb:default", start=86400 * 115, hours=35 * 24,
-                                    slot_minutes=15, nodes="openb:nodes", num_gpus=6212,
-                                    service="servegen:0.3", resources="full")
-    m = re.fullmatch(r"day(\d+)", case)
+                                    slot_minutes=15, nodes="openb:nodes", resources="full",
+                                    service="servegen:0.3" if case.endswith("s") else None)
+    m = re.fullmatch(r"day(\d+)(?:s(\d+))?", case)
     if m:
-        return instances.generate("openb-day", seed=0, num_gpus=int(m[1]), resources="full")
+        return instances.generate("openb-day", seed=int(m[2] or 0), num_gpus=int(m[1]),
+                                  resources="full")
     m = re.fullmatch(r"shares(\d+)x(\d+)", case)
     if m:
         return instances.generate("openb-shares", seed=0, num_gpus=int(m[1]), horizon=int(m[2]))

@@ -116,19 +116,19 @@ def fixed_use(inst: Instance, start: np.ndarray, place: np.ndarray, idx: np.ndar
     e = np.clip(start[fixed] + inst.durations[fixed], a, b) - a
     on = e > s
     jobs, s, e = fixed[on], s[on], e[on]
-    diff = np.zeros((K, V, T + 1), dtype=np.int64)
+    diff = np.zeros((K, V, T + 1), dtype=np.int32)  # int32: 1,213 nodes x 8 GPUs x 1,120 slots
     one = place[jobs, 1] < 0 if place.shape[1] > 1 else np.ones(jobs.size, dtype=bool)
     r, c = np.nonzero((idx[jobs] >= 0) & one[:, None])
     node, gpu = place[jobs[r], 0], idx[jobs[r], c]
     milli = res.gpu_milli[jobs[r]]
-    np.add.at(diff, (node, gpu, s[r]), milli)
-    np.add.at(diff, (node, gpu, e[r]), -milli)
+    np.add.at(diff, (node, gpu, s[r]), milli.astype(np.int32))
+    np.add.at(diff, (node, gpu, e[r]), -milli.astype(np.int32))
     multi = np.flatnonzero(~one)
     for i in multi.tolist():
         for k in place[jobs[i]][place[jobs[i]] >= 0].tolist():
             diff[k, : int(inst.node_gpus[k]), s[i]] += FULL_GPU_MILLI
             diff[k, : int(inst.node_gpus[k]), e[i]] -= FULL_GPU_MILLI
-    gpu_milli = np.cumsum(diff, axis=2)[:, :, :T]
+    gpu_milli = np.cumsum(diff, axis=2, dtype=np.int32)[:, :, :T]
     use = []
     for need in (res.job_cpu, res.job_memory):
         d = np.zeros((K, T + 1))

@@ -207,7 +207,10 @@ def _search(
     pmax = int(inst.durations.max())
     widths = [p.window] if p.window else [max(T // 4, pmax), max(T // 3, pmax)]
     rng = np.random.default_rng(p.seed)
-    can_run = int((inst.releases + inst.durations <= inst.deadlines).sum())
+    runnable = inst.releases + inst.durations <= inst.deadlines
+    can_run = int(runnable.sum())
+    # on version 3: no schedule is worth more than every job that can run (then stop)
+    top = float(inst.job_values[runnable].sum()) if v3 else np.inf
     done = improved = 0
     size = p.max_jobs  # freed jobs per window: shrinks after a window MILP is not solved
     stall = 0  # rounds since the last improvement
@@ -218,6 +221,8 @@ def _search(
         left = stop.time_left()
         value = start_value(inst, start)
         if stop(value if escape is None else max(value, escape.value)) or left <= ROUND_MARGIN_S:
+            break
+        if value >= top - TOLERANCE * max(1.0, top):
             break
         if escape is not None:
             escape.rounds_left -= 1
