@@ -247,3 +247,15 @@ def test_a_version_3_instance_without_shares_lists_indices_too() -> None:
     res = gpusched.solve(inst, "lns", time_limit=5)
     instances.evaluate(inst, res.schedule)
     assert res.value <= brute_force_v3(inst)[0] + 1e-9
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_the_lagrangian_method_is_checked_and_certified_on_version_3(seed: int) -> None:
+    """Its orders decoded with GPU indices (the placement greedy has none); its bound, the
+    certificate on the fluid amounts, at least the optimum."""
+    inst = tiny_v3_instance(seed, n=6, shape=(2, 2, 1), T=5, shared=0.6)
+    opt, _ = brute_force_v3(inst)
+    res = gpusched.solve(inst, "lagrangian", time_limit=2)
+    assert instances.evaluate(inst, res.schedule).value == pytest.approx(res.value)
+    assert res.value <= opt + 1e-9 <= res.upper_bound + 2e-9
+    assert res.bound_method == "lagrangian"
