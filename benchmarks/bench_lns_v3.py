@@ -6,7 +6,9 @@
 6 slots, 60% shared): ``lns`` and ``best`` (5 s each) and the milp method on one and two
 threads (``mip_gap`` 0), each against brute force. ``medium``: ``openb-shares`` at its default
 size (16 GPUs, 24 slots, its own number of jobs): ``best``, ``lns`` and the milp method on one
-and two threads within ``--limit`` s, with the bound, its name and the gap.
+and two threads within ``--limit`` s, with the bound, its name and the gap. ``larger``:
+``openb-shares`` on 64 GPUs and 48 slots, ``list``, ``best``, ``lns`` and the milp method (two
+threads, twice the limit) against the Lagrangian bound.
 """
 
 from __future__ import annotations
@@ -62,6 +64,25 @@ def medium(seeds: int, limit: float) -> None:
                   f"| {s:.1f} |", flush=True)
 
 
+def larger(limit: float) -> None:
+    """openb-shares on 64 GPUs and 48 slots: best, lns, the milp method on two threads and the
+    Lagrangian bound (10 s), with the LNS's windows counted."""
+    import gpusched
+    import instances
+    import milp
+
+    inst = instances.generate("openb-shares", seed=0, num_gpus=64, horizon=48)
+    b = milp.bound(inst, "lagrangian", time_limit=10)
+    print(f"openb-shares 64 GPUs ({inst.num_nodes} nodes), 48 slots, {inst.num_jobs} jobs; "
+          f"Lagrangian bound {b.value:,.2f}")
+    for method, kw in (("list", {}), ("best", {"time_limit": limit}), ("lns", {"time_limit": limit}),
+                       ("milp", {"time_limit": 2 * limit, "threads": 2})):
+        t = time.perf_counter()
+        r = gpusched.solve(inst, method, **kw)
+        print(f"| {method} | {r.value:,.2f} | {100 * (b.value - r.value) / r.value:.2f}% | "
+              f"{time.perf_counter() - t:.1f} | {r.message[:120]} |", flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--parts", default="small,medium")
@@ -73,6 +94,8 @@ def main() -> None:
             small(a.seeds)
         elif part == "medium":
             medium(a.seeds, a.limit)
+        elif part == "larger":
+            larger(a.limit)
         else:
             raise SystemExit(f"unknown part {part!r}")
 
