@@ -292,8 +292,12 @@ def _take(start: np.ndarray, place: np.ndarray | None, w: Window, ans: Answer,
     if place is not None:
         assert ans.place is not None
         rows = np.full((w.freed.size, place.shape[1]), -1, dtype=np.int64)
-        rows[:, : ans.place.shape[1]] = np.where(run[:, None], ans.place, -1)
+        got = ans.place if w.nodes is None else np.where(ans.place >= 0,
+                                                         w.nodes[np.maximum(ans.place, 0)], -1)
+        rows[:, : ans.place.shape[1]] = np.where(run[:, None], got, -1)
         place[w.freed] = rows
     if idx is not None:
         assert ans.idx is not None
-        idx[w.freed] = np.where(run[:, None], ans.idx, -1)
+        cols = np.full((w.freed.size, idx.shape[1]), -1, dtype=np.int64)
+        cols[:, : ans.idx.shape[1]] = np.where(run[:, None], ans.idx, -1)
+        idx[w.freed] = cols

@@ -259,3 +259,41 @@ def test_the_lagrangian_method_is_checked_and_certified_on_version_3(seed: int) 
     assert instances.evaluate(inst, res.schedule).value == pytest.approx(res.value)
     assert res.value <= opt + 1e-9 <= res.upper_bound + 2e-9
     assert res.bound_method == "lagrangian"
+
+
+@given(st.integers(0, 100_000), st.sampled_from([(2, 1, 1), (2, 2, 2), (1, 1, 1, 1)]))
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_windows_over_a_few_nodes_keep_the_schedule_a_point_and_the_search_checked(
+        seed: int, shape: tuple) -> None:
+    """With more nodes than MAX_WINDOW_NODES (here 2) a window keeps the running freed jobs'
+    nodes and a few the others fit; the pool left to them counts the busy GPUs of every node.
+    The current schedule stays a point of each window, and the search stays checked."""
+    import matheuristics.windows as windows
+
+    inst = tiny_v3_instance(seed, n=7, shape=shape, T=6, shared=0.6)
+    _, schedule = brute_force_v3(inst)
+    start, place, idx = arrays(inst, schedule)
+    rng = np.random.default_rng(seed)
+    old = windows.MAX_WINDOW_NODES
+    windows.MAX_WINDOW_NODES = 2
+    try:
+        for _ in range(4):
+            a = int(rng.integers(0, 4))
+            b = int(rng.integers(a + 1, 7))
+            freed = window_jobs(inst, start, a, b, 3, rng)
+            if freed.size == 0:
+                continue
+            w = make_window(inst, start, place, a, b, freed, idx)
+            assert w.nodes is not None and set(w.freed[start[w.freed] >= 0]) == set(
+                freed[start[freed] >= 0])
+            form = milp.build(w.sub, aggregate=False, fixed=w.fixed)
+            assert form.feasible(w.warm, w.warm_place, w.warm_gpu)
+        weak = random_schedule(inst, seed)
+        s, p, i = arrays(inst, weak)
+        run = lns_improve_indices(inst, s, p, i, stop=stop(10),
+                                  params=LNSParams(seed=seed, max_jobs=3))
+        out = index_schedule(inst, run.start, run.place, run.idx)
+        value = instances.evaluate(inst, out).value
+        assert instances.evaluate(inst, weak).value - 1e-9 <= value <= brute_force_v3(inst)[0] + 1e-9
+    finally:
+        windows.MAX_WINDOW_NODES = old
