@@ -86,12 +86,12 @@ def _job(i: int, jobs: np.ndarray, T: int) -> tuple[int, int, int, int, int]:  #
     return j, jobs[0, j], jobs[1, j], jobs[2, j], min(jobs[3, j], T)
 
 
-@njit(cache=True, nogil=True)
-def _first_fit(row: np.ndarray, g: int, p: int, t: int, hi: int) -> int:  # pragma: no cover
-    """The earliest start ``s >= t`` with ``row[s : s + p] >= g`` and ``s + p <= hi``, or ``-1``."""
+@njit(cache=True, nogil=True, inline="always")
+def _first_fit(rows: np.ndarray, r: int, g: int, p: int, t: int, hi: int) -> int:  # pragma: no cover
+    """The earliest start ``s >= t`` with ``rows[r, s : s + p] >= g`` and ``s + p <= hi``, or ``-1``."""
     run = 0
     while t < hi:
-        if row[t] >= g:
+        if rows[r, np.uint64(t)] >= g:  # (an unsigned index: no wraparound test)
             run += 1
         else:
             run = 0
@@ -103,19 +103,19 @@ def _first_fit(row: np.ndarray, g: int, p: int, t: int, hi: int) -> int:  # prag
 
 @njit(cache=True, nogil=True)
 def _one_node(
-    pool: np.ndarray, order: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
+    rows: np.ndarray, order: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
 ) -> np.ndarray:  # pragma: no cover
     """:func:`serial_starts_compiled` on one node, which never binds: the pool row decides."""
-    T = pool.shape[0]
+    T = rows.shape[1]
     record = place.shape[0] > 0
     for i in range(order.shape[0]):
         j, g, p, lo, hi = _job(order[i], jobs, T)
         if lo < 0 or hi - lo < p:
             continue
-        s = _first_fit(pool, g, p, lo, hi)
+        s = _first_fit(rows, 0, g, p, lo, hi)
         if s >= 0:
             for t in range(s, s + p):
-                pool[t] -= g
+                rows[0, t] -= g
             start[j] = s
             if record:
                 place[j, 0] = 0
@@ -158,7 +158,7 @@ def serial_starts_compiled(
         if order[i] < -n or order[i] >= n:
             raise IndexError("order: job index out of range")
     if sizes.shape[0] == 1:
-        return _one_node(rows[0], order, jobs, start, place)
+        return _one_node(rows, order, jobs, start, place)
     return _nodes(rows, sizes, levels, frag, rule, order, jobs, start, place)
 
 
@@ -220,7 +220,10 @@ def _nodes(
         nchosen = 0
         c = lo - 1
         while True:  # the starts with p slots where the pool and the nodes have room
-            c = _first_fit(fit_many if many else fit_one, g, p, c + 1, hi)
+            if many:
+                c = _first_fit(rows, K + 5, g, p, c + 1, hi)
+            else:
+                c = _first_fit(rows, K + 4, g, p, c + 1, hi)
             if c < 0:
                 break
             if many or rule > 0:  # the nodes wholly free over the window
@@ -233,18 +236,35 @@ def _nodes(
                                 x &= np.uint64(rows[base + e * W + w, u])
                             empty[w] |= x
             if many:
+                # first the greedy: the wholly free nodes in order, each that still fits; when it
+                # reaches g exactly it is the lexicographically smallest subset (each node it
+                # takes completes, each it skips is too large), else the subset search decides
+                rest = g
                 m = 0
                 for w in range(W):
                     x = empty[w]
-                    while x != np.uint64(0):
-                        elig[m] = w * 64 + _ctz(x)
-                        m += 1
+                    while x != np.uint64(0) and rest > 0:
+                        k = w * 64 + _ctz(x)
                         x &= x - one
-                if m == 0:
-                    continue
-                nchosen = _lexicographic_subset(sizes, elig, m, g, chosen, suffix, reach)
-                if nchosen == 0:
-                    continue
+                        if sizes[k] <= rest:
+                            chosen[m] = k
+                            m += 1
+                            rest -= sizes[k]
+                if rest == 0:
+                    nchosen = m
+                else:
+                    m = 0
+                    for w in range(W):
+                        x = empty[w]
+                        while x != np.uint64(0):
+                            elig[m] = w * 64 + _ctz(x)
+                            m += 1
+                            x &= x - one
+                    if m == 0:
+                        continue
+                    nchosen = _lexicographic_subset(sizes, elig, m, g, chosen, suffix, reach)
+                    if nchosen == 0:
+                        continue
             else:
                 e = floor[g]  # the nodes with room for g GPUs, or more when g is not a level
                 exact = levels[e] == g
@@ -300,21 +320,21 @@ def _nodes(
             break
         if s < 0:
             continue
-        for u in range(s, s + p):
-            pool[u] -= g
-        for e in range(nchosen):
-            k = chosen[e]
-            take = g if nchosen == 1 else sizes[k]
-            bit = ~(np.int64(1) << (k & 63))
-            for u in range(s, s + p):
+        for u in range(s, s + p):  # take the GPUs, slot by slot, and keep the summaries
+            pu = pool[u] - g
+            pool[u] = pu
+            for e in range(nchosen):
+                k = chosen[e]
+                size = sizes[k]
                 before = node_free[k, u]
-                node_free[k, u] = before - take
-                if before == sizes[k]:  # no longer wholly free
-                    whole[u] -= before
-                for f in range(floor[before], -1, -1):  # the levels it no longer holds
-                    if levels[f] <= before - take:
-                        break
-                    rows[base + f * W + (k >> 6), u] &= bit
+                after = before - (g if nchosen == 1 else size)
+                node_free[k, u] = after
+                if before == size:  # no longer wholly free
+                    whole[u] -= size
+                f = floor[before]
+                while f >= 0 and levels[f] > after:  # the levels it no longer holds
+                    rows[base + f * W + (k >> 6), u] &= ~(np.int64(1) << (k & 63))
+                    f -= 1
                 if before == maxfree[u]:
                     if nmax[u] > 1:  # another node still has that much
                         nmax[u] -= 1
@@ -330,9 +350,8 @@ def _nodes(
                                 cm += 1
                         maxfree[u] = mx
                         nmax[u] = cm
-        for u in range(s, s + p):
-            fit_one[u] = min(pool[u], maxfree[u])
-            fit_many[u] = min(pool[u], whole[u])
+            fit_one[u] = min(pu, maxfree[u])
+            fit_many[u] = min(pu, whole[u])
         start[j] = s
         if record:
             for e in range(place.shape[1]):
