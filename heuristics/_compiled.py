@@ -180,18 +180,13 @@ def _nodes(
     T = rows.shape[1]
     L = levels.shape[0]
     W = (K + 63) // 64
-    pool = rows[0]
-    node_free = rows[1 : K + 1]
-    maxfree = rows[K + 1]
-    nmax = rows[K + 2]
-    whole = rows[K + 3]
-    fit_one = rows[K + 4]
-    fit_many = rows[K + 5]
+    # rows: 0 the pool, 1 + k node k, then K + 1 maxfree, K + 2 nmax, K + 3 whole, K + 4 fit_one,
+    # K + 5 fit_many (heuristics.profile.Profile.summaries), indexed in place (no views)
     base = K + 6  # rows[base + i * W + w]: word w of the nodes with levels[i] GPUs free or more
     largest = 0
     for k in range(K):
         largest = max(largest, sizes[k])
-    floor = np.zeros(largest + 1, dtype=np.int64)  # v: the index of the highest level <= v
+    floor = np.full(largest + 1, -1, dtype=np.int64)  # v: the index of the highest level <= v (or -1)
     for i in range(L):
         for v in range(levels[i], largest + 1):
             floor[v] = i
@@ -266,12 +261,15 @@ def _nodes(
                     if nchosen == 0:
                         continue
             else:
-                e = floor[g]  # the nodes with room for g GPUs, or more when g is not a level
-                exact = levels[e] == g
+                # the nodes with room for g GPUs, or more when g is not a level (all nodes, each
+                # read, when it is below the lowest: not one of the instance's job sizes)
+                e = floor[g]
+                exact = e >= 0 and levels[e] == g
                 for w in range(W):
-                    x = ~np.uint64(0)
-                    for u in range(c, c + p):
-                        x &= np.uint64(rows[base + e * W + w, u])
+                    x = ~np.uint64(0) if w < K >> 6 else (one << np.uint64(K & 63)) - one
+                    if e >= 0:
+                        for u in range(c, c + p):
+                            x &= np.uint64(rows[base + e * W + w, u])
                     cand[w] = x if rule == 0 else x & ~empty[w]
                 if rule > 0:  # and of the wholly free nodes of size >= g, the first of each size
                     for f in range(e if exact else e + 1, L):
@@ -297,7 +295,7 @@ def _nodes(
                                 delta = p * (frag[k, size - g] - frag[k, size])
                         elif rule > 0 or not exact:
                             for u in range(c, c + p):
-                                f = node_free[k, u]
+                                f = rows[1 + k, u]
                                 if f < room:
                                     room = f
                                 if rule == 2 and f >= g:
@@ -320,38 +318,48 @@ def _nodes(
             break
         if s < 0:
             continue
-        for u in range(s, s + p):  # take the GPUs, slot by slot, and keep the summaries
-            pu = pool[u] - g
-            pool[u] = pu
-            for e in range(nchosen):
-                k = chosen[e]
-                size = sizes[k]
-                before = node_free[k, u]
-                after = before - (g if nchosen == 1 else size)
-                node_free[k, u] = after
-                if before == size:  # no longer wholly free
-                    whole[u] -= size
-                f = floor[before]
-                while f >= 0 and levels[f] > after:  # the levels it no longer holds
-                    rows[base + f * W + (k >> 6), u] &= ~(np.int64(1) << (k & 63))
-                    f -= 1
-                if before == maxfree[u]:
-                    if nmax[u] > 1:  # another node still has that much
-                        nmax[u] -= 1
-                    else:
-                        mx = 0
-                        cm = 0
-                        for q in range(K):
-                            f = node_free[q, u]
-                            if f > mx:
-                                mx = f
-                                cm = 1
-                            elif f == mx:
-                                cm += 1
-                        maxfree[u] = mx
-                        nmax[u] = cm
-            fit_one[u] = min(pu, maxfree[u])
-            fit_many[u] = min(pu, whole[u])
+        for e in range(nchosen):  # take the GPUs, node by node, keeping the summaries branch-free
+            k = chosen[e]
+            size = sizes[k]
+            take = g if nchosen == 1 else size
+            nk = 1 + k
+            hi_f = -1  # the highest level a slot of the window held before
+            lo_a = size  # the least free after
+            for u in range(s, s + p):
+                before = rows[nk, u]
+                after = before - take
+                rows[nk, u] = after
+                rows[K + 3, u] -= size if before == size else 0  # no longer wholly free
+                rows[K + 2, u] -= 1 if before == rows[K + 1, u] else 0  # one node fewer with the most free
+                hi_f = max(hi_f, floor[before])
+                lo_a = min(lo_a, after)
+            bitv = np.int64(1) << (k & 63)
+            wrow = base + (k >> 6)
+            for f in range(hi_f, -1, -1):  # the levels a slot no longer holds
+                if levels[f] <= lo_a:
+                    break
+                r = wrow + f * W
+                lv = levels[f]
+                for u in range(s, s + p):
+                    rows[r, u] &= ~(bitv & -np.int64(lv > rows[nk, u]))
+            for u in range(s, s + p):
+                if rows[K + 2, u] == 0:  # it was the only node with the most free
+                    mx = 0
+                    cm = 0
+                    for q in range(K):
+                        f = rows[1 + q, u]
+                        if f > mx:
+                            mx = f
+                            cm = 1
+                        elif f == mx:
+                            cm += 1
+                    rows[K + 1, u] = mx
+                    rows[K + 2, u] = cm
+        for u in range(s, s + p):  # the pool, and the rows the scan reads
+            pu = rows[0, u] - g
+            rows[0, u] = pu
+            rows[K + 4, u] = min(pu, rows[K + 1, u])
+            rows[K + 5, u] = min(pu, rows[K + 3, u])
         start[j] = s
         if record:
             for e in range(place.shape[1]):
