@@ -185,3 +185,20 @@ def test_job_sizes_that_are_no_level_match_the_numpy_decoder(rule: str) -> None:
         got.append((start.tolist(), place.tolist()))
     assert got[0] == got[1]
     assert sum(s >= 0 for s in got[0][0]) > 50
+
+
+@pytest.mark.parametrize("rule", PLACEMENTS)
+def test_more_than_64_nodes_match_the_numpy_decoder(rule: str) -> None:
+    """80 nodes of 4 GPUs: node sets of two words (the kernel compiled for any number of words)."""
+    inst = instances.with_nodes(instances.generate("large", seed=1, num_jobs=800, num_gpus=320), 4)
+    assert inst.num_nodes == 80 and (inst.gpus > 4).any()
+    order = np.random.default_rng(2).permutation(inst.num_jobs)
+    got = []
+    for decode in (serial_starts, serial_starts_numpy):
+        place = new_place(inst)
+        start = decode(new_profile(inst, "curve", rule), order, job_arrays(inst), None, place)
+        got.append((start.tolist(), place.tolist()))
+    assert got[0] == got[1]
+    start, place = (np.array(a) for a in got[0])
+    assert (place[start >= 0] >= 64).any()  # nodes of the second word were placed on
+    evaluate(inst, Schedule.from_array(inst, start, place), "curve", enforce_reservation=True)
