@@ -336,25 +336,15 @@ def _node_kernel(one_word: bool) -> Any:
                 nk = 1 + k
                 hi_f = -1  # the highest level a slot of the window held before
                 lo_a = size  # the least free after
+                last = e == nchosen - 1
                 for u in range(s, s + p):
                     before = rows[nk, u]
                     after = before - take
                     rows[nk, u] = after
                     rows[K + 3, u] -= size if before == size else 0  # no longer wholly free
-                    rows[K + 2, u] -= 1 if before == rows[K + 1, u] else 0  # one node fewer with the most free
-                    hi_f = max(hi_f, floor[before])
-                    lo_a = min(lo_a, after)
-                bitv = np.int64(1) << (k & 63)
-                wrow = base + (k >> 6)
-                for f in range(hi_f, -1, -1):  # the levels a slot no longer holds
-                    if levels[f] <= lo_a:
-                        break
-                    r = wrow + f * W
-                    lv = levels[f]
-                    for u in range(s, s + p):
-                        rows[r, u] &= ~(bitv & -np.int64(lv > rows[nk, u]))
-                for u in range(s, s + p):
-                    if rows[K + 2, u] == 0:  # it was the only node with the most free
+                    left = rows[K + 2, u] - (1 if before == rows[K + 1, u] else 0)  # nodes with the most
+                    rows[K + 2, u] = left
+                    if left == 0:  # it was the only node with the most free
                         mx = 0
                         cm = 0
                         for q in range(K):
@@ -366,11 +356,22 @@ def _node_kernel(one_word: bool) -> Any:
                                 cm += 1
                         rows[K + 1, u] = mx
                         rows[K + 2, u] = cm
-            for u in range(s, s + p):  # the pool, and the rows the scan reads
-                pu = rows[0, u] - g
-                rows[0, u] = pu
-                rows[K + 4, u] = min(pu, rows[K + 1, u])
-                rows[K + 5, u] = min(pu, rows[K + 3, u])
+                    if last:  # the pool, and the rows the scan reads
+                        pu = rows[0, u] - g
+                        rows[0, u] = pu
+                        rows[K + 4, u] = min(pu, rows[K + 1, u])
+                        rows[K + 5, u] = min(pu, rows[K + 3, u])
+                    hi_f = max(hi_f, floor[before])
+                    lo_a = min(lo_a, after)
+                bitv = np.int64(1) << (k & 63)
+                wrow = base + (k >> 6)
+                for f in range(hi_f, -1, -1):  # the levels a slot no longer holds
+                    if levels[f] <= lo_a:
+                        break
+                    r = wrow + f * W
+                    lv = levels[f]
+                    for u in range(s, s + p):
+                        rows[r, u] &= ~(bitv & -np.int64(lv > rows[nk, u]))
             start[j] = s
             if record:
                 for e in range(place.shape[1]):
