@@ -6,7 +6,8 @@ with room and stops at the first run of ``p``, then takes the GPUs. Plain
 loops, compiled, so no per-job call overhead. With one node (a flat pool)
 the pool row alone decides, as in :func:`heuristics.profile.fit`; with more,
 the scan prunes by the summary rows and the nodes are tested only at the
-starts that pass it. :func:`heuristics.decoder.serial_starts_numpy` is the
+starts that pass it (a kernel compiled for node sets of one word, up to 64
+nodes, and one for any number). :func:`heuristics.decoder.serial_starts_numpy` is the
 vectorized version it is held to, and what runs when numba is not installed.
 
 Importing this module raises :class:`ImportError` when numba is missing;
