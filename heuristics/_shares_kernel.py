@@ -47,7 +47,7 @@ def _layout(K: int, NG: int) -> tuple[int, int, int, int, int, int]:  # pragma: 
     return 1, 1 + K, 1 + 2 * K, 1 + 3 * K, 1 + 5 * K, 1 + 5 * K + NG
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def counts_of(rows: np.ndarray, st: tuple) -> np.ndarray:  # pragma: no cover
     """The jobs still to place per workload shape: a view of the last rows."""
     K = st[0].shape[0]
@@ -149,7 +149,7 @@ def _node_room(rows: np.ndarray, r: int, c: int, p: int) -> int:  # pragma: no c
     return least
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
          nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray) -> tuple[int, int, int]:
     # pragma: no cover
@@ -177,12 +177,14 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     return _search(rows, st, rule, j, g, p, lo, c, hi, kind, nodes, gpus, scratch)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, c: int,
             hi: int, kind: int, nodes: np.ndarray, gpus: np.ndarray,
             scratch: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover
     """:func:`find` from ``c``, the first start the cluster rows allow."""
-    sizes, cap, goff, elig, milli, cpu, mem, model, _, t_cpu, t_milli, t_gpus, t_allowed, cls, _ = st
+    sizes, cap, goff, elig, milli, cpu, mem, model = st[0], st[1], st[2], st[3], st[4], st[5], \
+        st[6], st[7]
+    t_cpu, t_milli, t_gpus, t_allowed, cls = st[9], st[10], st[11], st[12], st[13]
     K = sizes.shape[0]
     NG = goff[K]
     _, _, CP, _, GB, C = _layout(K, NG)
@@ -357,7 +359,7 @@ def _cluster_max(rows: np.ndarray, first: int, K: int, top: int, u: int, before:
     rows[top + 1, u] = cm
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def take(rows: np.ndarray, st: tuple, j: int, g: int, s: int, p: int, nodes: np.ndarray, nn: int,
          gpus: np.ndarray, ngp: int) -> None:  # pragma: no cover
     """Occupy slots ``s .. s+p-1`` with job ``j`` on ``nodes[:nn]`` (GPUs ``gpus[:ngp]`` on one node)."""

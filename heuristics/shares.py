@@ -195,13 +195,25 @@ def new_shares_profile(inst: Instance, reservation: str = "curve",
     st = (cap.sizes, cap.node_cap, sh.gpu_offset, sh.eligible, sh.job_milli, sh.job_cpu,
           sh.job_memory, node_model, shape, t_cpu, t_milli, t_gpus, allowed,
           _memo(inst, reservation + " v3 classes", lambda: _classes(cap, node_model)),
-          np.array([cap.sizes.max()], dtype=np.int64))
+          np.array([cap.sizes.max()], dtype=np.int64), *_memo(inst, "v3 kinds", lambda: _kinds(inst, cap)))
     K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
     if (7 + 5 * K + NG) * T * 8 <= _MEMO_BYTES:
         rows = _memo(inst, reservation + " v3 rows", lambda: _readonly(_empty(cap, counts))).copy()
     else:
         rows = _empty(cap, counts)
     return SharesProfile(rows, st, rule, place_width(inst)[0], (inst.gpus, inst.durations))
+
+
+def _kinds(inst: Instance, cap: Capacity) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's kind (jobs of equal GPUs, duration, share, CPU, memory and eligible nodes ask
+    the same of the state) and the number of kinds."""
+    sh = cap.shares
+    assert sh is not None
+    elig = np.unique(sh.eligible, axis=0, return_inverse=True)[1].reshape(-1)
+    keys = np.stack([inst.gpus, inst.durations, sh.job_milli, sh.job_cpu, sh.job_memory, elig],
+                    axis=1)
+    kind = np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return _readonly(kind), _readonly(np.array([kind.max(initial=-1) + 1], dtype=np.int64))
 
 
 def _classes(cap: Capacity, node_model: np.ndarray) -> np.ndarray:
