@@ -112,13 +112,16 @@ def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
     counts = counts_of(rows, st)
     keep = place.shape[0] > 0
     started = 0
+    kinds = st[15]
+    refused = np.full(st[16][0], -1, dtype=np.int64)  # per kind, a duration refused at t
     for i in range(cand.shape[0]):
         j = cand[i]
         g, p = jobs[0, j], jobs[1, j]
-        if t + p > min(jobs[3, j], T):
-            continue
+        if t + p > min(jobs[3, j], T) or refused[kinds[j]] == p:
+            continue  # (the state only shrinks: a kind refused at t stays refused)
         s, nn, ngp = find(rows, st, rule, j, g, p, t, t + p, nodes, gpus, scratch)
         if s < 0:
+            refused[kinds[j]] = p
             continue
         take(rows, st, j, g, t, p, nodes, nn, gpus, ngp)
         if also.shape[0] > 0:
