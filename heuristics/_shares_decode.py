@@ -51,7 +51,7 @@ def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.n
     width = K + 1
     for k in range(K):
         width = max(width, sizes[k] + 1)
-    scratch = np.zeros((7, width), dtype=np.int64)
+    scratch = np.zeros((5, width), dtype=np.int64)
     nodes = np.empty(width, dtype=np.int64)
     gpus = np.empty(width, dtype=np.int64)
     shape = st[8]
@@ -105,7 +105,7 @@ def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
     width = K + 1
     for k in range(K):
         width = max(width, sizes[k] + 1)
-    scratch = np.zeros((7, width), dtype=np.int64)
+    scratch = np.zeros((5, width), dtype=np.int64)
     nodes = np.empty(width, dtype=np.int64)
     gpus = np.empty(width, dtype=np.int64)
     shape = st[8]

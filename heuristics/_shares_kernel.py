@@ -221,7 +221,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     ``gpus`` receive them (the GPU indices local to the one node; none for
     whole nodes). ``(-1, 0, 0)`` when no start fits. ``rule``: 0 first-fit,
     1 best-fit, 2 frag (on the workload of the jobs still to place).
-    ``scratch``: int64 ``(7, max(K, largest node) + 1)``.
+    ``scratch``: int64 ``(5, max(K, largest node) + 1)``.
 
     Best-fit and frag score every node with room, but of the nodes nothing
     runs on over the run (all the GPUs they offer wholly free) only the first
@@ -258,8 +258,6 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
     tmp = scratch[2]
     ok = scratch[3]
     seen = scratch[4]
-    visit = scratch[5]
-    acc = scratch[6]
     counts = counts_of(rows, st)
     for k in range(K):
         nxt[k] = lo
@@ -267,13 +265,10 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
     while True:
         nextc = hi
         if many:
-            nv = 0
-            for k in range(K):
-                if elig[j, k]:
-                    visit[nv] = k
-                    nv += 1
-        else:  # the nodes the level rows let in; of the others nothing is known: c + 1 next
-            nv, nextc = _candidates(rows, info, kind, lev, c, p, ew, acc, visit)
+            nv = K
+        else:  # the nodes the level rows let in (into nodes; gpus as the AND's words): of the
+            # others nothing is known, so c + 1 next
+            nv, nextc = _candidates(rows, info, kind, lev, c, p, ew, gpus, nodes)
         best = -1
         best_gpu = -1
         best_room = 0
@@ -283,7 +278,9 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
             for k in range(K):
                 seen[cls[k]] = 0
         for q in range(nv):
-            k = visit[q]
+            k = q if many else nodes[q]
+            if many and not elig[j, k]:
+                continue
             if nxt[k] > c:
                 nextc = min(nextc, nxt[k])
                 continue

@@ -56,7 +56,7 @@ from instances.packing.frag import COVERAGE
 
 from . import _shares_decode as decoder
 from . import _shares_kernel as kernel
-from .placement import check_placement
+from . import shares_rules
 from .profile import Profile, _memo, check_reservation
 from .rules import fifo_order
 
@@ -185,7 +185,7 @@ def _workload(inst: Instance, cap: Capacity) -> tuple[np.ndarray, ...]:
 def new_shares_profile(inst: Instance, reservation: str = "curve",
                        placement: str = "first-fit") -> SharesProfile:
     """The empty :class:`SharesProfile` of a version 3 instance under ``reservation``."""
-    rule = check_placement(placement)
+    rule, seed = shares_rules.rule_code(placement)
     check_reservation(reservation)
     cap = _memo(inst, reservation, lambda: capacity(inst, reservation))  # type: ignore[arg-type]
     sh = cap.shares
@@ -204,6 +204,7 @@ def new_shares_profile(inst: Instance, reservation: str = "curve",
                      lambda: _readonly(_empty(cap, counts, info, st[18]))).copy()
     else:
         rows = _empty(cap, counts, info, st[18])
+    rows = shares_rules.with_aux(rows, rule, seed, cap.sizes)
     return SharesProfile(rows, st, rule, place_width(inst)[0], (inst.gpus, inst.durations))
 
 
@@ -302,8 +303,9 @@ def serial_starts(prof: SharesProfile, order: Any, jobs: Any, start: np.ndarray 
     out = _NONE if place is None else place
     tmp_start = start if _ready(start) else np.ascontiguousarray(start, dtype=np.int64).copy()
     tmp_place = out if _ready(out) or place is None else out.copy()
-    decoder.decode(prof.rows, prof.st, prof.rule, np.asarray(order, dtype=np.int64).reshape(-1),
-                  jobs, tmp_start, tmp_place, prof.span, fifo)
+    run = shares_rules.decode if prof.rule >= 3 else decoder.decode
+    run(prof.rows, prof.st, prof.rule, np.asarray(order, dtype=np.int64).reshape(-1),
+        jobs, tmp_start, tmp_place, prof.span, fifo)
     if tmp_start is not start:
         start[:] = tmp_start
     if place is not None and tmp_place is not place:
@@ -348,19 +350,22 @@ def occupy(prof: SharesProfile, j: int, s: int, nodes: list[int], gpus: list[int
     nn, gg = np.array(nodes, dtype=np.int64), np.array(gpus or [0], dtype=np.int64)
     kernel.take(prof.rows, prof.st, j, int(prof.jobs_gpus[j]), s, int(prof.jobs_dur[j]), nn,
                 len(nodes), gg, len(gpus))
+    shares_rules.note(prof.rows, prof.st, prof.rule, j, int(prof.jobs_gpus[j]), s,
+                      int(prof.jobs_dur[j]), nn[: len(nodes)])
     if place is not None:
         decoder.record(place, j, prof.span, nn, len(nodes), gg, len(gpus))
 
 
 def _find(prof: SharesProfile, j: int, g: int, p: int, lo: int, hi: int,
           scratch: tuple[np.ndarray, ...]) -> tuple[int, int, int]:
-    return kernel.find(prof.rows, prof.st, prof.rule, j, g, p, lo, hi, *scratch)  # type: ignore[no-any-return]
+    search = shares_rules.find if prof.rule >= 3 else kernel.find
+    return search(prof.rows, prof.st, prof.rule, j, g, p, lo, hi, *scratch)  # type: ignore[no-any-return]
 
 
 def _scratch(prof: SharesProfile) -> tuple[np.ndarray, ...]:
     width = max(prof.num_nodes, prof.largest) + 1
     return (np.empty(width, dtype=np.int64), np.empty(width, dtype=np.int64),
-            np.zeros((7, width), dtype=np.int64))
+            np.zeros((5, width), dtype=np.int64))
 
 
 def easy_starts(inst: Instance, reservation: str = "peak",
@@ -417,6 +422,8 @@ def parallel_starts(inst: Instance, order: np.ndarray, reservation: str = "curve
                     placement: str = "first-fit", place: np.ndarray | None = None) -> np.ndarray:
     """The parallel scheme on version 3 (:func:`heuristics.listsched.parallel_starts`'s rule)."""
     prof = new_shares_profile(inst, reservation, placement)
+    if prof.rule >= 3:
+        raise ValueError(f"placement: {placement!r} runs in the serial decoder only")
     jobs = _jobs(inst)
     n, T = inst.num_jobs, inst.horizon
     start = np.full(n, -1, dtype=np.int64)
