@@ -226,7 +226,7 @@ def _counts_only(prof: Profile) -> None:
     """Refuse a version 3 state, whose fit and occupy are :mod:`heuristics.shares`'s."""
     if prof.levels.ndim != 1:
         raise TypeError("prof: a version 3 profile (heuristics.shares.SharesProfile); "
-                        "use heuristics.shares (find, take, serial_starts)")
+                        "use heuristics.shares (fit, occupy, serial_starts)")
 
 
 def _words(flags: np.ndarray, axis: int = 0) -> np.ndarray:
