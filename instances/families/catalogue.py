@@ -12,6 +12,7 @@ import numpy as np
 
 from ..model import Instance, Service
 from ..nodes import openb_node_counts
+from ..resources import FULL_GPU_MILLI
 from ..servegen import servegen_hourly_rps
 from ..traces.cluster import OPENB_TRACE_DAYS
 from .generators import KindSpec, daily_curve, draw_jobs, expected_job_area
@@ -253,10 +254,12 @@ OPENB_INFERENCE_SHARE = 0.3
 
 
 def contention(inst: Instance) -> float:
-    """Batch demand over the capacity inference leaves, ``sum_j g_j p_j / sum_t (G - sum_s
-    d_s[t])``: above 1 the jobs cannot all run; infinite when inference takes everything.
+    """Batch demand over the capacity inference leaves, ``sum_j a_j p_j / sum_t (G - sum_s
+    d_s[t])`` with ``a_j`` the GPU amount (``g_j`` on versions 1 and 2, a shared job's
+    fraction on version 3): above 1 the jobs cannot all run; infinite when inference
+    takes everything.
     """
-    demand = sum(j.gpus * j.duration for j in inst.jobs)
+    demand = sum(j.gpus * j.gpu_milli * j.duration for j in inst.jobs) / FULL_GPU_MILLI
     left = inst.num_gpus * inst.horizon - int(inst.total_demand.sum())
     return demand / left if left > 0 else math.inf
 
