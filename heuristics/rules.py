@@ -7,13 +7,13 @@ instance's job list, so an order is always fully determined.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
 from instances import Instance
 
-__all__ = ["RULES", "fifo_order", "order_by"]
+__all__ = ["RULES", "check_known", "fifo_order", "order_by", "sort_keys"]
 
 Key = Callable[[Instance], np.ndarray]
 
@@ -35,11 +35,21 @@ longest/shortest duration first; ``edd``: earliest end-by slot first;
 ``slack``: least start-time freedom ``min(D, T) - r - p`` first."""
 
 
-def check_rule(rule: str) -> str:
-    """Return ``rule`` or raise :class:`ValueError` listing the known rules."""
-    if rule not in RULES:
-        raise ValueError(f"rule: unknown rule {rule!r}; known: {', '.join(RULES)}")
-    return rule
+def check_known(field: str, name: str, known: Iterable[str]) -> str:
+    """Return ``name`` if it is one of ``known``, else :class:`ValueError` naming ``field`` and listing them.
+
+    The one check behind every named choice of the package (rules, placement
+    rules, reservations, packing policies and orders).
+    """
+    known = tuple(known)
+    if name not in known:
+        raise ValueError(f"{field}: unknown {field} {name!r}; known: {', '.join(known)}")
+    return name
+
+
+def sort_keys(keys: Sequence[np.ndarray], tiebreak: np.ndarray) -> np.ndarray:
+    """Indices sorted by ``keys`` (most significant first, ascending), ties by ``tiebreak``."""
+    return np.lexsort((tiebreak, *reversed(keys))) if keys else np.argsort(tiebreak, kind="stable")
 
 
 def order_by(inst: Instance, rule: str = "priority") -> np.ndarray:
@@ -50,9 +60,8 @@ def order_by(inst: Instance, rule: str = "priority") -> np.ndarray:
     ValueError
         For an unknown rule.
     """
-    key = RULES[check_rule(rule)](inst)
-    idx = np.arange(inst.num_jobs)
-    return np.lexsort((idx, -inst.job_values, -inst.priorities, key))
+    key = RULES[check_known("rule", rule, RULES)](inst)
+    return sort_keys((key, -inst.priorities, -inst.job_values), np.arange(inst.num_jobs))
 
 
 def fifo_order(inst: Instance) -> np.ndarray:

@@ -28,6 +28,7 @@ from instances.packing import (
     target_workload,
 )
 
+from ..rules import check_known
 from .online import POLICY_CODES, run_online
 from .orders import ORDERS, check_order, pod_order
 
@@ -42,9 +43,7 @@ POLICIES: tuple[str, ...] = (*FGD_POLICIES, "firstfit")
 
 def check_policy(policy: str) -> str:
     """Return ``policy`` or raise :class:`ValueError` listing the known ones."""
-    if policy not in POLICY_CODES:
-        raise ValueError(f"policy: unknown policy {policy!r}; known: {', '.join(POLICIES)}")
-    return policy
+    return check_known("policy", policy, POLICIES)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ import numpy as np
 
 from instances.packing import GPU_MILLI, PackingArrays
 
+from ..rules import check_known, sort_keys
+
 __all__ = ["ORDERS", "check_order", "pod_order"]
 
 Key = Callable[[PackingArrays], tuple[np.ndarray, ...]]
@@ -43,9 +45,7 @@ ORDERS: dict[str, Key] = {
 
 def check_order(order: str) -> str:
     """Return ``order`` or raise :class:`ValueError` listing the known orders."""
-    if order not in ORDERS:
-        raise ValueError(f"order: unknown order {order!r}; known: {', '.join(ORDERS)}")
-    return order
+    return check_known("order", order, ORDERS)
 
 
 def pod_order(arrays: PackingArrays, order: str = "arrival") -> np.ndarray:
@@ -56,6 +56,4 @@ def pod_order(arrays: PackingArrays, order: str = "arrival") -> np.ndarray:
     ValueError
         For an unknown order.
     """
-    keys = ORDERS[check_order(order)](arrays)
-    idx = np.arange(arrays.pod_gpus.shape[0])
-    return np.lexsort((idx, *reversed(keys))) if keys else idx
+    return sort_keys(ORDERS[check_order(order)](arrays), np.arange(arrays.pod_gpus.shape[0]))
