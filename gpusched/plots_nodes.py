@@ -18,10 +18,21 @@ from matplotlib.patches import Patch, Rectangle
 
 from instances import Instance, Schedule
 
-from .plots import FONT_SIZE, KIND_COLORS, NODE_BAND_COLOR, assign_gpus, new_axes, node_rows
+from .plots import (
+    FONT_SIZE,
+    KIND_COLORS,
+    NODE_BAND_COLOR,
+    assign_gpus,
+    new_axes,
+    node_rows,
+    plot_gantt,
+)
 from .plots_text import FittedLabel, short_names
 
-__all__ = ["MAX_NODES", "Lane", "gpu_indices", "node_lanes", "plot_node_gantt", "share_bands"]
+__all__ = [
+    "MAX_NODES", "Lane", "gpu_indices", "node_lanes", "plot_node_gantt", "plot_schedule_gantt",
+    "share_bands",
+]
 
 MAX_NODES = 8
 """Nodes drawn by default (the first that the schedule uses, in node order)."""
@@ -220,3 +231,16 @@ def _bands(ax: Axes, inst: Instance, lanes: Sequence[Lane]) -> None:
                     xytext=(-46, 0), textcoords="offset points", ha="right", va="center",
                     fontsize=FONT_SIZE, annotation_clip=False)
     ax.set_ylabel("")
+
+
+def plot_schedule_gantt(
+    inst: Instance, schedule: Schedule, *, reservation: str = "curve", ax: Axes | None = None,
+    title: str | None = None,
+) -> Axes:
+    """The Gantt chart that fits the schedule: :func:`plot_node_gantt` for one that lists GPU
+    indices or an instance with shared jobs (model version 3: one row per GPU would stack
+    shares that cannot be told apart), else :func:`gpusched.plots.plot_gantt` (one row per GPU
+    of the pool, inference and the reservation shaded)."""
+    if inst.nodes is not None and (schedule.indices or inst.shares_gpus):
+        return plot_node_gantt(inst, schedule, ax=ax, title=title)
+    return plot_gantt(inst, schedule, reservation=reservation, ax=ax, title=title)

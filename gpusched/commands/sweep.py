@@ -221,7 +221,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     else:
         import instances
 
-        from .. import plots
+        from .. import plots, plots_nodes
 
         if not args.schedule:
             raise ValueError(f"{args.source}: not a results folder; give an instance file "
@@ -234,7 +234,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.schedule}: {e}") from None
         stem = Path(args.output)
         paths = plots.save_figure(
-            plots.plot_gantt(inst, sched, reservation=args.reservation),
+            plots_nodes.plot_schedule_gantt(inst, sched, reservation=args.reservation),
             stem.with_name(stem.name + "-gantt"))
         paths += plots.save_figure(
             plots.plot_utilization(inst, sched, reservation=args.reservation),

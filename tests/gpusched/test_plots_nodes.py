@@ -114,3 +114,43 @@ def test_flat_instance_refused() -> None:
     inst = Instance("flat", 2, 2, (), (Job("a", 1, 1, 1.0),))
     with pytest.raises(ValueError, match=r"inst: .*nodes"):
         plots_nodes.plot_node_gantt(inst, instances.Schedule("flat", {"a": 0}))
+
+
+def test_utilization_counts_amounts_and_idle_shares(solved) -> None:
+    from gpusched import plots
+
+    inst, sched = solved
+    ax = plots.plot_utilization(inst, sched)
+    layers = {c.get_label(): [b.get_height() for b in c] for c in ax.containers}
+    assert set(layers) == {"inference", "batch", "idle share of shared GPUs", "idle"}
+    amount = [0.0] * inst.horizon
+    busy = [set() for _ in range(inst.horizon)]
+    for name, s in sched.starts.items():
+        job = inst.jobs[inst.job_index[name]]
+        for t in range(s, s + job.duration):
+            amount[t] += job.gpus * job.gpu_milli / 1000
+            if job.gpu_milli < 1000:
+                busy[t] |= {(k, g) for k, idx in sched.indices[name].items() for g in idx}
+    assert layers["batch"] == pytest.approx(amount)
+    shares = [sum(job.gpu_milli / 1000 for n, s0 in sched.starts.items()
+                  for job in [inst.jobs[inst.job_index[n]]]
+                  if job.gpu_milli < 1000 and s0 <= t < s0 + job.duration) for t in range(inst.horizon)]
+    assert layers["idle share of shared GPUs"] == pytest.approx([len(b) - a for b, a in zip(busy, shares, strict=True)])
+    total = [sum(v[t] for v in layers.values()) for t in range(inst.horizon)]
+    assert total == pytest.approx([inst.num_gpus] * inst.horizon)
+    util = sum(layers["inference"]) + sum(layers["batch"])
+    assert util / (inst.num_gpus * inst.horizon) == pytest.approx(instances.evaluate(inst, sched).utilization)
+
+
+def test_cli_plot_draws_a_version_3_schedule(tmp_path, capsys, solved) -> None:
+    from gpusched.cli import main
+
+    inst, sched = solved
+    (tmp_path / "i.json").write_text(instances.dumps(inst))
+    instances.save_schedule(sched, tmp_path / "s.json")
+    assert main(["plot", str(tmp_path / "i.json"), str(tmp_path / "s.json"), "-o", str(tmp_path / "x")]) == 0
+    names = sorted(p.name for p in tmp_path.glob("x-*"))
+    assert names == ["x-gantt.pdf", "x-gantt.png", "x-utilization.pdf", "x-utilization.png"]
+    assert all((tmp_path / n).stat().st_size > 1000 for n in names)
+    ax = plots_nodes.plot_schedule_gantt(inst, sched)
+    assert [t.get_text() for t in ax.get_yticklabels()][:1] == ["GPU 0"]  # the node chart, by GPU index
