@@ -17,6 +17,7 @@ import numpy as np
 
 from instances import Instance, Result
 
+from . import shares
 from .decoder import job_arrays, serial_starts
 from .placement import new_place
 from .profile import fit, new_profile, occupy, start_now
@@ -40,6 +41,8 @@ def easy_starts(
     place
         On an instance with nodes, the placement array to fill.
     """
+    if inst.jobs_use_resources:  # model version 3
+        return shares.easy_starts(inst, reservation, log, place=place)
     prof = new_profile(inst, reservation, "first-fit")
     n, T = inst.num_jobs, inst.horizon
     gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines

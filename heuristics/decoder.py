@@ -20,6 +20,7 @@ import numpy as np
 
 from instances import Instance
 
+from . import shares
 from .profile import Hint, Profile, fit, occupy
 
 __all__ = ["JOB_ROWS", "compiled_decoder", "job_arrays", "serial_starts", "serial_starts_numpy"]
@@ -98,6 +99,8 @@ def serial_starts(prof: Profile, order: Order, jobs: Jobs, start: np.ndarray | N
     ``place`` are writable ``int64``; otherwise :func:`serial_starts_numpy`.
     Both give the same starts and placements.
     """
+    if isinstance(prof, shares.SharesProfile):  # model version 3
+        return shares.serial_starts(prof, order, jobs, start, place)
     jobs = np.asarray(jobs, dtype=np.int64)
     if start is None:
         start = np.full(jobs.shape[1], -1, dtype=np.int64)
@@ -123,6 +126,8 @@ def serial_starts_numpy(prof: Profile, order: Order, jobs: Jobs, start: np.ndarr
     The vectorized decoder, used when numba is not installed; same parameters
     and result as :func:`serial_starts`.
     """
+    if isinstance(prof, shares.SharesProfile):  # model version 3: compiled only
+        return shares.serial_starts(prof, order, jobs, start, place)
     gpus, dur, rel, dl = (np.asarray(c).tolist() for c in jobs)
     n = len(gpus)
     if start is None:

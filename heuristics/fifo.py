@@ -8,6 +8,7 @@ import numpy as np
 
 from instances import Instance, Result
 
+from . import shares
 from .placement import new_place
 from .profile import fit, new_profile, occupy
 from .results import finish
@@ -41,6 +42,8 @@ def fifo_starts(
         On an instance with nodes, the placement array to fill (see
         :func:`heuristics.placement.new_place`).
     """
+    if inst.jobs_use_resources:  # model version 3 (section 12): GPU indices, shares, CPU, memory
+        return shares.fifo_starts(inst, reservation, place=place)
     prof = new_profile(inst, reservation, "first-fit")
     start = np.full(inst.num_jobs, -1, dtype=np.int64)
     gpus, dur, rel, dl = (c.tolist() for c in (inst.gpus, inst.durations, inst.releases,

@@ -19,6 +19,7 @@ import numpy as np
 
 from instances import Instance, Result
 
+from . import shares
 from .decoder import job_arrays, serial_starts
 from .placement import new_place
 from .profile import new_profile, start_now
@@ -82,6 +83,8 @@ def parallel_starts(
     placement from ``t``, chosen by the ``placement`` rule and written into
     ``place``.
     """
+    if inst.jobs_use_resources:  # model version 3
+        return shares.parallel_starts(inst, order, reservation, placement=placement, place=place)
     prof = new_profile(inst, reservation, placement)
     n, T = inst.num_jobs, inst.horizon
     gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines

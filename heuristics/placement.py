@@ -62,7 +62,13 @@ def frag_table(inst: Instance, sizes: np.ndarray) -> np.ndarray:
 
 
 def new_place(inst: Instance) -> np.ndarray:
-    """An empty placement array ``(num_jobs, max_span)`` of ``-1`` (see ``Schedule.to_placement_array``)."""
+    """An empty placement array ``(num_jobs, max_span)`` of ``-1`` (see ``Schedule.to_placement_array``).
+
+    On model version 3, wider: the GPU indices follow (:func:`heuristics.shares.new_place`).
+    """
+    if inst.jobs_use_resources:
+        from .shares import new_place as new_v3_place
+        return new_v3_place(inst)
     return np.full((inst.num_jobs, inst.max_span), -1, dtype=np.int64)
 
 

@@ -179,6 +179,9 @@ def new_profile(inst: Instance, reservation: str = "curve", placement: str = "fi
     The pool row is :attr:`instances.capacity.Capacity.pool`; each node starts
     with its capacity for batch work (``node_cap``) in every slot.
     """
+    if inst.jobs_use_resources:  # model version 3: the per-GPU state of heuristics.shares
+        from .shares import new_shares_profile
+        return new_shares_profile(inst, reservation, placement)
     rule = check_placement(placement)
     check_reservation(reservation)
     cap = _memo(inst, reservation, lambda: capacity(inst, reservation))  # type: ignore[arg-type]

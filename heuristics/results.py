@@ -10,6 +10,8 @@ import numpy as np
 
 from instances import Instance, Result, Schedule, Status, evaluate
 
+from .shares import schedule_of
+
 __all__ = ["finish", "start_value"]
 
 
@@ -58,7 +60,11 @@ def finish(
     """
     if inst.has_nodes and place is None:
         raise ValueError(f"place: required for instance {inst.name!r}, which has nodes")
-    schedule = Schedule.from_array(inst, start, place if inst.has_nodes else None)
+    if inst.jobs_use_resources:  # model version 3: the placement lists GPU indices
+        assert place is not None
+        schedule = schedule_of(inst, start, place)
+    else:
+        schedule = Schedule.from_array(inst, start, place if inst.has_nodes else None)
     metrics = evaluate(inst, schedule, reservation, enforce_reservation=True)  # type: ignore[arg-type]
     return Result(
         method=method,

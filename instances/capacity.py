@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .resources import refuse_resources, resources, uses_resources
+from .resources import FULL_GPU_MILLI, resources, uses_resources
 
 if TYPE_CHECKING:
     from .arrays import Reservation
@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_PLACEMENTS",
+    "UNLIMITED",
     "Capacity",
+    "Shares",
     "capacity",
     "fits_alone",
     "job_placements",
@@ -50,6 +52,43 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a, dtype=a.dtype)
     a.flags.writeable = False
     return a
+
+
+UNLIMITED = 2**62
+"""CPU or memory of a node that sets none (unlimited), as an ``int64`` level."""
+
+
+@dataclass(frozen=True, eq=False)
+class Shares:
+    """The version 3 part of a :class:`Capacity`: GPUs by index, CPU, memory, models (read-only).
+
+    Attributes
+    ----------
+    gpu_offset
+        ``(K + 1,)`` int64: node ``k``'s GPUs ``0 .. g_k - 1`` are positions
+        ``gpu_offset[k] .. gpu_offset[k + 1] - 1`` of the per-GPU arrays.
+    gpu_milli
+        ``(sum g_k,)`` int64: the milli each GPU offers batch work, 1000, or 0
+        where the reservation withholds it (``peak``: the last node's
+        highest-indexed GPUs first, :func:`instances.resources.withheld_indices`).
+    node_cpu, node_memory
+        ``(K,)`` int64: ``cpu_milli`` and ``memory_mib`` of each node
+        (:data:`UNLIMITED` where absent).
+    eligible
+        ``(n, K)`` bool: job ``j`` may use node ``k`` (:func:`fits_alone`:
+        model, and CPU and memory alone, a multi-node job in proportion).
+    job_milli, job_cpu, job_memory
+        ``(n,)`` int64: each job's ``gpu_milli``, ``cpu_milli``, ``memory_mib``.
+    """
+
+    gpu_offset: np.ndarray
+    gpu_milli: np.ndarray
+    node_cpu: np.ndarray
+    node_memory: np.ndarray
+    eligible: np.ndarray
+    job_milli: np.ndarray
+    job_cpu: np.ndarray
+    job_memory: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,6 +110,10 @@ class Capacity:
         ``(n,)`` bool: the job is larger than the largest node and takes whole nodes.
     flat
         Whether the instance has no nodes (the one node is internal).
+    shares
+        Model version 3 (some job sets a share, a model, CPU or memory): the
+        per-GPU level, CPU, memory and eligibility (:class:`Shares`); ``None``
+        on version 1 and 2, where whole GPUs and counts suffice.
     """
 
     reservation: str
@@ -79,6 +122,7 @@ class Capacity:
     node_cap: np.ndarray
     multi: np.ndarray
     flat: bool
+    shares: Shares | None = None
 
     @property
     def num_nodes(self) -> int:
@@ -94,12 +138,14 @@ class Capacity:
 def capacity(inst: Instance, reservation: Reservation = "curve") -> Capacity:
     """The :class:`Capacity` of ``inst`` under ``reservation`` (flat: one node of ``G``).
 
+    On model version 3 (:attr:`Instance.jobs_use_resources`) it also carries
+    :attr:`Capacity.shares`; the version 2 arrays are the same either way.
+
     Raises
     ------
     ValueError
         For an unknown reservation.
     """
-    refuse_resources(inst, "capacity")
     pool = inst.batch_capacity(reservation)
     if inst.has_nodes:
         sizes = np.asarray(inst.node_gpus, dtype=np.int64)
@@ -109,7 +155,26 @@ def capacity(inst: Instance, reservation: Reservation = "curve") -> Capacity:
         node_cap = np.array([inst.num_gpus if reservation == "curve" else int(pool.max(initial=0))],
                             dtype=np.int64)
     return Capacity(reservation, _readonly(pool), _readonly(sizes), _readonly(node_cap),
-                    _readonly(np.asarray(inst.multi_node, dtype=np.bool_)), not inst.has_nodes)
+                    _readonly(np.asarray(inst.multi_node, dtype=np.bool_)), not inst.has_nodes,
+                    _shares(inst, node_cap) if inst.jobs_use_resources else None)
+
+
+def _shares(inst: Instance, node_cap: np.ndarray) -> Shares:
+    """The :class:`Shares` of a version 3 instance (``node_cap``: GPUs offered per node)."""
+    res = resources(inst)
+    offset = np.zeros(inst.num_nodes + 1, dtype=np.int64)
+    np.cumsum(inst.node_gpus, out=offset[1:])
+    local = np.arange(int(offset[-1])) - np.repeat(offset[:-1], inst.node_gpus)
+    milli = np.where(local < np.repeat(node_cap, inst.node_gpus), FULL_GPU_MILLI, 0)
+
+    def level(x: np.ndarray) -> np.ndarray:
+        return _readonly(np.where(np.isinf(x), UNLIMITED, x).astype(np.int64))
+
+    return Shares(_readonly(offset), _readonly(milli.astype(np.int64)), level(res.node_cpu),
+                  level(res.node_memory), _readonly(fits_alone(inst)),
+                  _readonly(np.array(res.gpu_milli, dtype=np.int64)),
+                  _readonly(np.array(res.job_cpu, dtype=np.int64)),
+                  _readonly(np.array(res.job_memory, dtype=np.int64)))
 
 
 def lexicographic_subset(sizes: list[int], g: int) -> list[int]:

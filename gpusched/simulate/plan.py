@@ -17,6 +17,7 @@ import numpy as np
 from instances import Instance, Job, Node, Scenario, Service
 from instances.capacity import capacity
 from instances.model import subset_sums
+from instances.resources import refuse_resources
 
 __all__ = ["RUNNING_SERVICE", "Planner", "node_counts", "plan_instance", "scaled_forecast"]
 
@@ -98,6 +99,7 @@ class Planner:
 
     def __init__(self, inst: Instance, actual: np.ndarray, headroom: float) -> None:
         self.inst = inst
+        refuse_resources(inst, "simulate")  # (capacity reads version 3; the replay does not yet)
         self.cap = capacity(inst)
         self.largest = int(self.cap.sizes.max())
         self.actual = actual

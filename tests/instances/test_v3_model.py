@@ -323,15 +323,25 @@ def test_peak_withholds_the_last_nodes_highest_indices() -> None:
 def test_code_that_reads_version_2_only_refuses_version_3() -> None:
     inst = _inst()
     # job_placements and the Lagrangian bound read version 3 (tests/milp/test_milp_v3*.py)
-    for call, what in [
-        (lambda: capacity(inst), "capacity"),
-        (lambda: Schedule.from_array(inst, np.zeros(3, dtype=np.int64), np.zeros((3, 1), dtype=np.int64)),
-         "Schedule.from_array"),
-    ]:
-        with pytest.raises(ValueError, match=f"version 3 resources are not supported by {what} yet"):
-            call()
+    with pytest.raises(ValueError, match="version 3 resources are not supported by Schedule.from_array yet"):
+        Schedule.from_array(inst, np.zeros(3, dtype=np.int64), np.zeros((3, 1), dtype=np.int64))
     # models, CPU and memory alone leave the Lagrangian bound valid (they only restrict)
     plain = _inst((Job("a", 2, 1, cpu_milli=5),))
     assert instances.lagrangian_value(plain, np.zeros(plain.horizon)) >= 0
-    with pytest.raises(ValueError, match="not supported by capacity"):
-        capacity(plain)
+
+
+def test_capacity_carries_the_version_3_state_and_leaves_version_2_as_it_was() -> None:
+    inst = _inst(services=(Service("s", 1.0, (3, 1, 0, 0, 0, 0)),))
+    cap = capacity(inst, "peak")
+    sh = cap.shares
+    assert sh is not None
+    assert sh.gpu_offset.tolist() == [0, 4, 6, 8]
+    # peak withholds 3 GPUs by index: n2's two, then n1's GPU 1
+    assert sh.gpu_milli.tolist() == [1000] * 4 + [1000, 0] + [0, 0]
+    assert sh.job_milli.tolist() == [1000, 500, 1000]
+    assert sh.node_cpu.tolist()[:2] == [16000, 8000] and sh.node_cpu[2] > 2**60
+    assert sh.eligible.tolist() == capacity(inst, "curve").shares.eligible.tolist()  # type: ignore[union-attr]
+    flat = instances.generate("small", seed=1)
+    nodes = instances.with_nodes(flat, 4)
+    for v2 in (flat, nodes):
+        assert capacity(v2).shares is None

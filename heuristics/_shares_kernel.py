@@ -1,0 +1,503 @@
+"""The compiled fit and occupy of model version 3 (shared GPUs, models, CPU, memory).
+
+One state array ``rows`` (``int64``, ``(R, T)``) holds what is left of
+:func:`instances.capacity` while jobs are placed (:mod:`heuristics.shares`
+builds it; ``K`` nodes, ``NG`` GPUs in all):
+
+- row ``0``: the pool, batch GPUs not yet busy (a GPU is busy once a
+  whole-GPU job holds it or any shared job runs on it);
+- rows ``WF + k``: node ``k``'s wholly free GPUs (free milli 1000);
+- rows ``MX + k``: the most free milli on one partly used GPU of node ``k``
+  (free below 1000; a wholly free GPU is counted in ``WF`` instead);
+- rows ``CP + k``, ``ME + k``: node ``k``'s free CPU and memory;
+- rows ``GB + gpu_offset[k] + i``: GPU ``i`` of node ``k``'s free milli
+  (0 where the reservation withholds it);
+- five cluster rows: the most wholly free GPUs on one node and how many
+  nodes have that many, the most free milli on one partly used GPU and how
+  many nodes have it, the GPUs of the wholly free nodes;
+- then, flattened over as many rows as they need, the jobs still to place
+  per shape of the ``frag`` rule's workload (a decoder counts a job off when
+  it reaches it), so a state copied or decoded in chunks carries them.
+
+The node and cluster rows summarise the GPU rows: a start is tried only where
+the cluster rows allow it, a node only where its own rows allow it for the
+whole run, and then its GPUs are read. ``tests/oracles/reference_v3.py`` is
+the plain version these are held to.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from instances.packing import node_frag
+
+from ._compiled import _lexicographic_subset
+
+__all__ = ["decode", "find", "start_now", "take"]
+
+FULL = 1000
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _layout(K: int, NG: int) -> tuple[int, int, int, int, int, int]:  # pragma: no cover
+    """First rows of: wholly free, max milli, CPU, memory, GPUs, cluster summaries."""
+    return 1, 1 + K, 1 + 2 * K, 1 + 3 * K, 1 + 4 * K, 1 + 4 * K + NG
+
+
+@njit(cache=True, nogil=True)
+def _counts(rows: np.ndarray, st: tuple) -> np.ndarray:  # pragma: no cover
+    """The jobs still to place per workload shape: a view of the last rows."""
+    K = st[0].shape[0]
+    first = 6 + 4 * K + st[2][K]
+    return rows[first:].reshape(-1)[: st[9].shape[0]]
+
+
+@njit(cache=True, nogil=True)
+def _scan(rows: np.ndarray, C: int, kind: int, g: int, m: int, p: int, c: int,
+          hi: int) -> int:  # pragma: no cover
+    """Earliest ``s >= c``, ``s + p <= hi``, where the cluster rows allow the job at every slot."""
+    pool = rows[0]
+    run = 0
+    t = c
+    while t < hi:
+        if kind == 0:
+            ok = pool[t] >= g and rows[C, t] >= g
+        elif kind == 1:  # a partly used GPU with room, or a free one and a GPU in the pool
+            ok = rows[C + 2, t] >= m or (pool[t] >= 1 and rows[C, t] >= 1)
+        else:
+            ok = pool[t] >= g and rows[C + 4, t] >= g
+        run = run + 1 if ok else 0
+        if run >= p:
+            return t - p + 1
+        t += 1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _node_fail(rows: np.ndarray, K: int, k: int, c: int, p: int, whole: bool, g: int, m: int,
+               cj: int, mj: int) -> int:  # pragma: no cover
+    """The first slot of ``c .. c+p-1`` where node ``k``'s rows refuse the job, or ``-1``."""
+    for u in range(c, c + p):
+        if whole:
+            if rows[1 + k, u] < g:
+                return u
+        elif rows[1 + K + k, u] < m and (rows[1 + k, u] < 1 or rows[0, u] < 1):
+            return u
+        if rows[1 + 2 * K + k, u] < cj or rows[1 + 3 * K + k, u] < mj:
+            return u
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _read_gpus(rows: np.ndarray, r0: int, ng: int, c: int, p: int, m: int, every: bool,
+               gmin: np.ndarray, ok: np.ndarray) -> int:  # pragma: no cover
+    """Per GPU of a node (rows ``r0 ..``): its least free milli over the run and whether the job
+    may take it (whole: free throughout; shared: room for ``m`` throughout, the pool having a GPU
+    where it would become busy): ``ok[i]`` is ``-1`` if so, else the first slot where it may
+    not. Returns how many may; ``every``: read the whole run of each."""
+    pool = rows[0]
+    count = 0
+    for i in range(ng):
+        r = r0 + i
+        least = FULL
+        ok[i] = -1
+        for u in range(c, c + p):
+            f = rows[r, u]
+            if f < least:
+                least = f
+            if ok[i] < 0 and (f < m or (m < FULL and f == FULL and pool[u] < 1)):
+                ok[i] = u
+                if not every:
+                    break
+        gmin[i] = least
+        count += 1 if ok[i] < 0 else 0
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _retry(ok: np.ndarray, ng: int, g: int, have: int) -> int:  # pragma: no cover
+    """The earliest start a node may fit ``g`` GPUs from, when ``have`` of them fit from here:
+    past the ``(g - have)``-th earliest slot where one of the others failed."""
+    need = g - have
+    best = -1
+    for i in range(ng):  # the least failing slot v with need GPUs failing at or before it
+        v = ok[i]
+        if v < 0 or (best >= 0 and v >= best):
+            continue
+        count = 0
+        for q in range(ng):
+            if 0 <= ok[q] <= v:
+                count += 1
+        if count >= need:
+            best = v
+    return best + 1
+
+
+@njit(cache=True, nogil=True)
+def _node_room(rows: np.ndarray, r0: int, ng: int, c: int, p: int) -> int:  # pragma: no cover
+    """The least free milli of a node (summed over its GPUs) over slots ``c .. c+p-1``."""
+    least = -1
+    for u in range(c, c + p):
+        s = 0
+        for i in range(ng):
+            s += rows[r0 + i, u]
+        if least < 0 or s < least:
+            least = s
+    return least
+
+
+@njit(cache=True, nogil=True)
+def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
+         nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray) -> tuple[int, int, int]:
+    # pragma: no cover
+    """Earliest start ``s`` in ``[lo, hi - p]`` with a valid placement of job ``j``, and the placement.
+
+    Returns ``(s, number of nodes, number of GPU indices)``; ``nodes`` and
+    ``gpus`` receive them (the GPU indices local to the one node; none for
+    whole nodes). ``(-1, 0, 0)`` when no start fits. ``rule``: 0 first-fit,
+    1 best-fit, 2 frag (on the workload of the jobs still to place).
+    ``scratch``: int64 ``(5, max(K, largest node) + 1)``.
+
+    Best-fit and frag score every node with room, but of the nodes nothing
+    runs on over the run (all the GPUs they offer wholly free) only the first
+    of each class (``cls``: equal GPUs, GPUs offered, model, CPU and memory):
+    the others score the same, and ties go to the earlier node.
+    """
+    sizes, cap, goff, elig, milli, cpu, mem, model, _, t_cpu, t_milli, t_gpus, t_allowed, cls = st
+    K = sizes.shape[0]
+    NG = goff[K]
+    _, _, CP, _, GB, C = _layout(K, NG)
+    if lo < 0 or hi - lo < p:
+        return -1, 0, 0
+    m, cj, mj = milli[j], cpu[j], mem[j]
+    largest = 0
+    for k in range(K):
+        largest = max(largest, sizes[k])
+    many = g > largest
+    kind = 2 if many else (0 if m == FULL else 1)
+    nxt = scratch[0]
+    gmin = scratch[1]
+    tmp = scratch[2]
+    ok = scratch[3]
+    seen = scratch[4]
+    counts = _counts(rows, st)
+    for k in range(K):
+        nxt[k] = lo
+    c = lo
+    every = rule > 0
+    while True:
+        c = _scan(rows, C, kind, g, m, p, c, hi)
+        if c < 0:
+            return -1, 0, 0
+        nextc = hi
+        best = -1
+        best_gpu = -1
+        best_room = 0
+        best_delta = 0.0
+        nn = 0
+        if every:
+            for k in range(K):
+                seen[cls[k]] = 0
+        for k in range(K):
+            if not elig[j, k]:
+                continue
+            if nxt[k] > c:
+                nextc = min(nextc, nxt[k])
+                continue
+            if every and not many:  # a node untouched over the run: the first of its class only
+                untouched = True
+                for u in range(c, c + p):
+                    if rows[1 + k, u] != cap[k]:
+                        untouched = False
+                        break
+                if untouched:
+                    if seen[cls[k]]:
+                        continue
+                    seen[cls[k]] = 1
+            if many:
+                if cap[k] < sizes[k]:
+                    nxt[k] = hi
+                    continue
+                u = _node_fail(rows, K, k, c, p, True, sizes[k], FULL, 0, 0)
+                if u >= 0:
+                    nxt[k] = u + 1
+                    nextc = min(nextc, u + 1)
+                    continue
+                nodes[nn] = k  # wholly free over the run; the set is chosen below
+                nn += 1
+                continue
+            u = _node_fail(rows, K, k, c, p, m == FULL, g, m, cj, mj)
+            if u >= 0:
+                nxt[k] = u + 1
+                nextc = min(nextc, u + 1)
+                continue
+            ng = goff[k + 1] - goff[k]
+            r0 = GB + goff[k]
+            have = _read_gpus(rows, r0, ng, c, p, m, every, gmin, ok)
+            if have < g:
+                nxt[k] = max(c + 1, _retry(ok, ng, g, have))
+                nextc = min(nextc, nxt[k])
+                continue
+            if rule == 0:
+                best = k
+                break
+            room = _node_room(rows, r0, ng, c, p) - g * m
+            gpu = -1
+            if m < FULL:  # the GPU left with the least room over the run
+                for i in range(ng):
+                    if ok[i] < 0 and (gpu < 0 or gmin[i] < gmin[gpu]):
+                        gpu = i
+            delta = 0.0
+            if rule == 2:
+                cmin = rows[CP + k, c]
+                for u in range(c, c + p):
+                    cmin = min(cmin, rows[CP + k, u])
+                before = node_frag(cmin, gmin[:ng], model[k], t_cpu, t_milli, t_gpus,
+                                   t_allowed, counts)
+                for i in range(ng):
+                    tmp[i] = gmin[i]
+                if m == FULL:
+                    taken = 0
+                    for i in range(ng):
+                        if ok[i] < 0 and taken < g:
+                            tmp[i] = 0
+                            taken += 1
+                    delta = node_frag(cmin - cj, tmp[:ng], model[k], t_cpu, t_milli, t_gpus,
+                                      t_allowed, counts) - before
+                else:  # FGD's choice of GPU for a share: the least fragmentation after it
+                    gpu = -1
+                    for i in range(ng):
+                        if ok[i] >= 0:
+                            continue
+                        tmp[i] = gmin[i] - m
+                        d = node_frag(cmin - cj, tmp[:ng], model[k], t_cpu, t_milli, t_gpus,
+                                      t_allowed, counts) - before
+                        tmp[i] = gmin[i]
+                        if gpu < 0 or d < delta or (d == delta and gmin[i] < gmin[gpu]):
+                            gpu, delta = i, d
+            if best < 0 or (rule == 1 and room < best_room) or (rule == 2 and (
+                    delta < best_delta or (delta == best_delta and room < best_room))):
+                best, best_gpu, best_room, best_delta = k, gpu, room, delta
+        if many and nn > 0:
+            chosen = scratch[1]
+            got = _lexicographic_subset(sizes, nodes, nn, g, chosen, tmp,
+                                        np.empty((nn + 1, g + 1 if g >= 62 else 1), np.bool_))
+            if got > 0:
+                for e in range(got):
+                    nodes[e] = chosen[e]
+                return c, got, 0
+            for e in range(nn):  # no set sums to g here: try later
+                nxt[nodes[e]] = c + 1
+            nextc = min(nextc, c + 1)
+        elif best >= 0:
+            k = best
+            ng = goff[k + 1] - goff[k]
+            if rule > 0:  # (first-fit stopped right after reading it)
+                _read_gpus(rows, GB + goff[k], ng, c, p, m, False, gmin, ok)
+            nodes[0] = k
+            if m < FULL:
+                if best_gpu < 0:
+                    for i in range(ng):
+                        if ok[i] < 0:
+                            best_gpu = i
+                            break
+                gpus[0] = best_gpu
+                return c, 1, 1
+            taken = 0
+            for i in range(ng):  # the lowest-indexed GPUs free for the whole run
+                if ok[i] < 0 and taken < g:
+                    gpus[taken] = i
+                    taken += 1
+            return c, 1, taken
+        c = max(c + 1, nextc)
+        if c + p > hi:
+            return -1, 0, 0
+
+
+@njit(cache=True, nogil=True)
+def _cluster_max(rows: np.ndarray, first: int, K: int, top: int, u: int, before: int,
+                 after: int) -> None:  # pragma: no cover
+    """A node's row (``first .. first+K-1``) went from ``before`` to ``after`` at slot ``u``:
+    bring the cluster row ``top`` (the most on one node) and ``top + 1`` (how many) up to date."""
+    if after > before:
+        if after > rows[top, u]:
+            rows[top, u] = after
+            rows[top + 1, u] = 1
+        elif after == rows[top, u]:
+            rows[top + 1, u] += 1
+        return
+    if after == before or before != rows[top, u]:
+        return
+    if rows[top + 1, u] > 1:
+        rows[top + 1, u] -= 1
+        return
+    mx = 0
+    cm = 0
+    for q in range(K):
+        f = rows[first + q, u]
+        if f > mx:
+            mx = f
+            cm = 1
+        elif f == mx:
+            cm += 1
+    rows[top, u] = mx
+    rows[top + 1, u] = cm
+
+
+@njit(cache=True, nogil=True)
+def take(rows: np.ndarray, st: tuple, j: int, g: int, s: int, p: int, nodes: np.ndarray, nn: int,
+         gpus: np.ndarray, ngp: int) -> None:  # pragma: no cover
+    """Occupy slots ``s .. s+p-1`` with job ``j`` on ``nodes[:nn]`` (GPUs ``gpus[:ngp]`` on one node)."""
+    sizes, goff, milli, cpu, mem = st[0], st[2], st[4], st[5], st[6]
+    K = sizes.shape[0]
+    NG = goff[K]
+    WF, MX, CP, ME, GB, C = _layout(K, NG)
+    pool = rows[0]
+    m = milli[j]
+    for e in range(nn):
+        k = nodes[e]
+        ng = goff[k + 1] - goff[k]
+        r0 = GB + goff[k]
+        for u in range(s, s + p):
+            wf0, mx0 = rows[WF + k, u], rows[MX + k, u]
+            if wf0 == sizes[k]:
+                rows[C + 4, u] -= sizes[k]
+            if nn > 1:  # whole nodes: every GPU held (CPU and memory then bind nothing)
+                for i in range(ng):
+                    rows[r0 + i, u] = 0
+                rows[WF + k, u] = 0
+                rows[MX + k, u] = 0
+            else:
+                newly = 0
+                for e2 in range(ngp):
+                    r = r0 + gpus[e2]
+                    was = rows[r, u]
+                    rows[r, u] = was - m
+                    if was == FULL:
+                        newly += 1
+                rows[WF + k, u] = wf0 - newly
+                pool[u] -= newly
+                if m < FULL:  # (a whole-GPU job leaves the partly used GPUs as they were)
+                    r = r0 + gpus[0]
+                    if rows[r, u] > mx0:
+                        rows[MX + k, u] = rows[r, u]
+                    elif rows[r, u] + m == mx0:
+                        mx = 0
+                        for i in range(ng):
+                            f = rows[r0 + i, u]
+                            if f < FULL and f > mx:
+                                mx = f
+                        rows[MX + k, u] = mx
+                rows[CP + k, u] -= cpu[j]
+                rows[ME + k, u] -= mem[j]
+            _cluster_max(rows, WF, K, C, u, wf0, rows[WF + k, u])
+            _cluster_max(rows, MX, K, C + 2, u, mx0, rows[MX + k, u])
+    if nn > 1:
+        for u in range(s, s + p):
+            pool[u] -= g
+
+
+@njit(cache=True, nogil=True)
+def _record(place: np.ndarray, j: int, span: int, nodes: np.ndarray, nn: int, gpus: np.ndarray,
+            ngp: int) -> None:  # pragma: no cover
+    for e in range(place.shape[1]):
+        place[j, e] = -1
+    for e in range(nn):
+        place[j, e] = nodes[e]
+    for e in range(ngp):
+        place[j, span + e] = gpus[e]
+
+
+@njit(cache=True, nogil=True)
+def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.ndarray,
+           start: np.ndarray, place: np.ndarray, span: int, fifo: bool) -> np.ndarray:
+    # pragma: no cover
+    """Place the jobs of ``order`` one by one at their earliest fit (the serial decoder).
+
+    ``fifo``: each start at or after the last start placed (section 3's FIFO).
+    ``jobs``: rows GPUs, duration, release, end-by. Row ``j`` of ``place``
+    (when it has rows) gets the nodes, then from column ``span`` the GPUs.
+    Each job is counted off the jobs still to place when it is reached.
+
+    Raises
+    ------
+    IndexError
+        If ``order`` holds an index outside ``[-n, n)``.
+    """
+    n = jobs.shape[1]
+    for i in range(order.shape[0]):
+        if order[i] < -n or order[i] >= n:
+            raise IndexError("order: job index out of range")
+    T = rows.shape[1]
+    sizes = st[0]
+    K = sizes.shape[0]
+    width = K + 1
+    for k in range(K):
+        width = max(width, sizes[k] + 1)
+    scratch = np.zeros((5, width), dtype=np.int64)
+    nodes = np.empty(width, dtype=np.int64)
+    gpus = np.empty(width, dtype=np.int64)
+    shape = st[8]
+    counts = _counts(rows, st)
+    record = place.shape[0] > 0
+    last = 0
+    for i in range(order.shape[0]):
+        j = order[i] + n if order[i] < 0 else order[i]
+        g, p, lo, hi = jobs[0, j], jobs[1, j], jobs[2, j], min(jobs[3, j], T)
+        if shape[j] >= 0:
+            counts[shape[j]] -= 1
+        if fifo:
+            lo = max(lo, last)
+        s, nn, ngp = find(rows, st, rule, j, g, p, lo, hi, nodes, gpus, scratch)
+        if s < 0:
+            continue
+        take(rows, st, j, g, s, p, nodes, nn, gpus, ngp)
+        start[j] = s
+        last = s
+        if record:
+            _record(place, j, span, nodes, nn, gpus, ngp)
+    return start
+
+
+@njit(cache=True, nogil=True)
+def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
+              cand: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
+              span: int) -> int:  # pragma: no cover
+    """Start at ``t``, in the order of ``cand``, every job with a valid placement from ``t`` in
+    ``rows`` (the state left by those started before it); each also occupies ``also`` when it
+    has rows (EASY: ``rows`` holds the head's reservation). A job started is counted off the
+    jobs still to place. Returns how many started."""
+    T = rows.shape[1]
+    sizes = st[0]
+    K = sizes.shape[0]
+    width = K + 1
+    for k in range(K):
+        width = max(width, sizes[k] + 1)
+    scratch = np.zeros((5, width), dtype=np.int64)
+    nodes = np.empty(width, dtype=np.int64)
+    gpus = np.empty(width, dtype=np.int64)
+    shape = st[8]
+    counts = _counts(rows, st)
+    record = place.shape[0] > 0
+    started = 0
+    for i in range(cand.shape[0]):
+        j = cand[i]
+        g, p = jobs[0, j], jobs[1, j]
+        if t + p > min(jobs[3, j], T):
+            continue
+        s, nn, ngp = find(rows, st, rule, j, g, p, t, t + p, nodes, gpus, scratch)
+        if s < 0:
+            continue
+        take(rows, st, j, g, t, p, nodes, nn, gpus, ngp)
+        if also.shape[0] > 0:
+            take(also, st, j, g, t, p, nodes, nn, gpus, ngp)
+        if shape[j] >= 0:
+            counts[shape[j]] -= 1
+            if also.shape[0] > 0:
+                _counts(also, st)[shape[j]] -= 1
+        start[j] = t
+        started += 1
+        if record:
+            _record(place, j, span, nodes, nn, gpus, ngp)
+    return started

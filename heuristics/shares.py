@@ -1,0 +1,370 @@
+"""The free state of model version 3 and the methods that read it (docs/resources-heuristics.md).
+
+On an instance whose jobs set a share, a model, CPU or memory
+(:attr:`Instance.jobs_use_resources`), :func:`heuristics.profile.new_profile`
+returns a :class:`SharesProfile`: the pool row (busy GPUs: a GPU shared by
+several jobs counts once), each GPU's free milli per slot (the node's GPUs
+numbered ``0 .. g_k - 1``; those a ``peak`` reservation withholds, the last
+node's highest-indexed first, offer 0), each node's free CPU and memory, and
+the jobs' eligibility (:attr:`instances.capacity.Shares.eligible`). Version 2
+is the special case of whole GPUs, no CPU and no memory, where counts
+suffice: it keeps its own fast path (:class:`~heuristics.profile.Profile`).
+
+A valid placement for a job's whole run, as section 12 of the specification
+defines it: a whole-GPU job takes ``g_j`` GPUs of one node, each wholly free
+over the run, so all of them become busy (the pool must have them); a
+shared job one GPU with room for its ``gpu_milli`` at every slot of the run,
+partly used or free alike (where it is free, it becomes busy: the pool must
+have a GPU there); the node has a model the job accepts and its CPU and
+memory over the run; a job larger than the largest node takes whole nodes,
+each wholly free over the run, the lexicographically smallest set whose GPUs
+sum to ``g_j``, and is eligible on a node only when its share of the CPU and
+memory (in proportion to the node's GPUs) fits the node; holding every GPU of
+them, it leaves nothing of their CPU and memory to anyone else, so nothing is
+charged there.
+
+The placement rules (:data:`heuristics.placement.PLACEMENTS`) on version 3,
+at the earliest start with a valid placement:
+
+- ``first-fit`` (FIFO's): the first node in list order with room; a
+  whole-GPU job takes its lowest-indexed GPUs free for the whole run, a
+  shared job the lowest-indexed GPU with room for its share;
+- ``best-fit``: the node left with the least room (the least free milli of
+  its GPUs, summed per slot, over the run, after the job), ties by node
+  order; on it a shared job takes the GPU left with the least room (its
+  least free milli over the run less the share), ties by index;
+- ``frag``: FGD's rule (Weng et al., "Beware of Fragmentation", USENIX ATC
+  2023): the node whose fragmentation grows least when the job is placed,
+  and for a share the GPU on it that adds least, with FGD's measure
+  :func:`instances.packing.node_frag` for the workload of the jobs still to
+  place (the shapes ``(cpu_milli, gpu_milli, gpus, models)`` of the later
+  jobs of the order, one-node jobs, the most frequent covering 95% as in
+  FGD). Over a run of slots the node is measured in what it has free
+  throughout (each GPU's least free milli over the run, the least free CPU),
+  before and after the job. Ties by best-fit, then node order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from instances import Instance, Schedule
+from instances.capacity import UNLIMITED, Capacity, capacity
+from instances.packing.frag import COVERAGE
+
+from . import _shares_kernel as kernel
+from .placement import check_placement
+from .profile import Profile, _memo, check_reservation
+from .rules import fifo_order
+
+__all__ = [
+    "SharesProfile",
+    "easy_starts",
+    "fifo_starts",
+    "new_place",
+    "new_shares_profile",
+    "parallel_starts",
+    "place_width",
+    "schedule_of",
+    "serial_starts",
+]
+
+_NONE = np.zeros((0, 1), dtype=np.int64)
+_MEMO_BYTES = 64 * 2**20
+"""The largest empty state kept per instance (a larger one is built at each call)."""
+
+
+class SharesProfile(Profile):
+    """The free state of a version 3 instance (module notes): one ``int64`` array of rows.
+
+    Attributes
+    ----------
+    rows
+        ``(R, T)``: the layout of :mod:`heuristics._shares_kernel`; row 0 the
+        pool, rows ``1 .. K`` each node's wholly free GPUs (what
+        :attr:`free` shows), then the rest.
+    st
+        The read-only arrays of the instance the kernel reads (nodes, GPUs,
+        eligibility, the jobs' shares, CPU and memory, the frag workload).
+    span
+        Column of a placement row where the GPU indices start.
+    """
+
+    __slots__ = ("span", "st")
+
+    def __init__(self, rows: np.ndarray, st: tuple[np.ndarray, ...], rule: int,
+                 span: int) -> None:
+        self.rows, self.st, self.rule, self.span = rows, st, rule, span
+        self.sizes = st[0]
+        self.largest = int(self.sizes.max())
+        self.pool = rows[0]
+        self.levels = self.frag = _NONE
+        self.offset = None
+        self.stale = False
+
+    def like(self, rows: np.ndarray) -> SharesProfile:
+        """A profile of these ``rows`` with this one's instance data and rule."""
+        return SharesProfile(rows, self.st, self.rule, self.span)
+
+    def copy(self) -> SharesProfile:
+        """A copy whose rows can be changed independently."""
+        return self.like(self.rows.copy())
+
+    def refresh(self) -> None:
+        """Nothing to do: :func:`heuristics._shares_kernel.take` keeps the summaries."""
+
+    def gpu_rows(self) -> np.ndarray:
+        """``(sum g_k, T)``: each GPU's free milli per slot (node by node, index by index)."""
+        K, NG = self.num_nodes, int(self.st[2][-1])
+        return self.rows[1 + 4 * K : 1 + 4 * K + NG]
+
+    def node_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(K, T)`` each: wholly free GPUs, most free milli on one partly used GPU, free CPU,
+        free memory."""
+        K = self.num_nodes
+        return tuple(self.rows[1 + i * K : 1 + (i + 1) * K] for i in range(4))  # type: ignore[return-value]
+
+
+def place_width(inst: Instance) -> tuple[int, int]:
+    """``(span, width)`` of a version 3 placement row: nodes in ``[0, span)``, GPU indices after.
+
+    ``span`` is :attr:`Instance.max_span`; the GPU columns hold the indices
+    a one-node job takes on its node (ascending, ``-1`` padded), as many as
+    the largest one-node job's GPUs. A job on whole nodes lists none (it
+    holds them all).
+    """
+    one = inst.gpus[~inst.multi_node]
+    return inst.max_span, inst.max_span + int(one.max(initial=1))
+
+
+def new_place(inst: Instance) -> np.ndarray:
+    """An empty version 3 placement array ``(num_jobs, width)`` of ``-1`` (:func:`place_width`)."""
+    return np.full((inst.num_jobs, place_width(inst)[1]), -1, dtype=np.int64)
+
+
+def _workload(inst: Instance, cap: Capacity) -> tuple[np.ndarray, ...]:
+    """FGD's workload over the instance's one-node jobs: each job's shape (``-1``: none), the
+    shapes' CPU, milli, GPUs and models allowed per node model, their counts, and each node's
+    model index. The most frequent shapes covering :data:`~instances.packing.frag.COVERAGE`
+    of the jobs are kept (ties: the larger shape), as FGD's target workload does."""
+    assert inst.nodes is not None and cap.shares is not None
+    models: dict[str | None, int] = {}
+    node_model = np.array([models.setdefault(n.model, len(models)) for n in inst.nodes],
+                          dtype=np.int64)
+    keys: dict[tuple[Any, ...], list[int]] = {}
+    for j, job in enumerate(inst.jobs):
+        if not inst.multi_node[j]:
+            key = (job.cpu_milli, job.gpu_milli, job.gpus, job.gpu_models or ())
+            keys.setdefault(key, []).append(j)
+    ranked = sorted(keys.items(), key=lambda kv: (len(kv[1]), kv[0][:3], "|".join(kv[0][3])),
+                    reverse=True)
+    need, total, kept = COVERAGE * sum(len(v) for v in keys.values()), 0, 0
+    while kept < len(ranked) and total < need:
+        total += len(ranked[kept][1])
+        kept += 1
+    ranked = ranked[:kept]
+    shape = np.full(inst.num_jobs, -1, dtype=np.int64)
+    allowed = np.ones((max(kept, 1), max(len(models), 1)), dtype=np.bool_)
+    for s, (key, members) in enumerate(ranked):
+        shape[members] = s
+        if key[3]:
+            allowed[s] = [m in key[3] for m in models]
+    cols = [np.array([k[i] for k, _ in ranked] or [0], dtype=np.int64) for i in range(3)]
+    counts = np.array([len(v) for _, v in ranked] or [0], dtype=np.int64)
+    return shape, *cols, allowed, counts, node_model
+
+
+def new_shares_profile(inst: Instance, reservation: str = "curve",
+                       placement: str = "first-fit") -> SharesProfile:
+    """The empty :class:`SharesProfile` of a version 3 instance under ``reservation``."""
+    rule = check_placement(placement)
+    check_reservation(reservation)
+    cap = _memo(inst, reservation, lambda: capacity(inst, reservation))  # type: ignore[arg-type]
+    sh = cap.shares
+    assert sh is not None
+    shape, t_cpu, t_milli, t_gpus, allowed, counts, node_model = _memo(
+        inst, "v3 workload", lambda: _workload(inst, cap))
+    st = (cap.sizes, cap.node_cap, sh.gpu_offset, sh.eligible, sh.job_milli, sh.job_cpu,
+          sh.job_memory, node_model, shape, t_cpu, t_milli, t_gpus, allowed,
+          _memo(inst, reservation + " v3 classes", lambda: _classes(cap, node_model)))
+    K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
+    if (7 + 4 * K + NG) * T * 8 <= _MEMO_BYTES:
+        rows = _memo(inst, reservation + " v3 rows", lambda: _readonly(_empty(cap, counts))).copy()
+    else:
+        rows = _empty(cap, counts)
+    return SharesProfile(rows, st, rule, place_width(inst)[0])
+
+
+def _classes(cap: Capacity, node_model: np.ndarray) -> np.ndarray:
+    """Each node's class: nodes of equal GPUs, GPUs offered, model, CPU and memory share one."""
+    sh = cap.shares
+    assert sh is not None
+    keys = np.stack([cap.sizes, cap.node_cap, node_model, sh.node_cpu, sh.node_memory], axis=1)
+    return _readonly(np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64))
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def _empty(cap: Capacity, counts: np.ndarray) -> np.ndarray:
+    """The rows of a version 3 state with nothing placed (:mod:`heuristics._shares_kernel`)."""
+    sh = cap.shares
+    assert sh is not None
+    K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
+    extra = -(-counts.size // T)
+    rows = np.zeros((6 + 4 * K + NG + extra, T), dtype=np.int64)
+    rows[6 + 4 * K + NG :].reshape(-1)[: counts.size] = counts
+    full = np.add.reduceat(sh.gpu_milli == 1000, sh.gpu_offset[:-1]) if NG else np.zeros(K)
+    rows[0] = cap.pool
+    rows[1 : K + 1] = full[:, None]
+    rows[K + 1 : 2 * K + 1] = 0  # no GPU partly used (a withheld one: 0 free)
+    rows[2 * K + 1 : 3 * K + 1] = np.minimum(sh.node_cpu, UNLIMITED)[:, None]
+    rows[3 * K + 1 : 4 * K + 1] = sh.node_memory[:, None]
+    rows[4 * K + 1 : 4 * K + 1 + NG] = sh.gpu_milli[:, None]
+    C = 4 * K + 1 + NG
+    rows[C] = full.max(initial=0)
+    rows[C + 1] = int((full == full.max(initial=0)).sum())
+    rows[C + 2] = 0
+    rows[C + 3] = K
+    rows[C + 4] = int(cap.sizes[full == cap.sizes].sum())
+    return rows
+
+
+def serial_starts(prof: SharesProfile, order: Any, jobs: Any, start: np.ndarray | None = None,
+                  place: np.ndarray | None = None, *, fifo: bool = False) -> np.ndarray:
+    """:func:`heuristics.decoder.serial_starts` on a version 3 state (one compiled call).
+
+    ``place``, when given, is a :func:`new_place` array (nodes, then GPU
+    indices). ``fifo``: each start at or after the last one placed.
+    """
+    jobs = np.ascontiguousarray(jobs, dtype=np.int64)
+    if start is None:
+        start = np.full(jobs.shape[1], -1, dtype=np.int64)
+    out = _NONE if place is None else place
+    tmp_start = start if _ready(start) else np.ascontiguousarray(start, dtype=np.int64).copy()
+    tmp_place = out if _ready(out) or place is None else out.copy()
+    kernel.decode(prof.rows, prof.st, prof.rule, np.asarray(order, dtype=np.int64).reshape(-1),
+                  jobs, tmp_start, tmp_place, prof.span, fifo)
+    if tmp_start is not start:
+        start[:] = tmp_start
+    if place is not None and tmp_place is not place:
+        place[:] = tmp_place
+    return start
+
+
+def _ready(a: np.ndarray) -> bool:
+    return a.dtype == np.int64 and a.flags.c_contiguous and a.flags.writeable
+
+
+def _jobs(inst: Instance) -> np.ndarray:
+    return np.array([inst.gpus, inst.durations, inst.releases, inst.deadlines], dtype=np.int64)
+
+
+def fifo_starts(inst: Instance, reservation: str = "peak", *,
+                place: np.ndarray | None = None) -> np.ndarray:
+    """FIFO on version 3 (section 12): :func:`heuristics.fifo.fifo_starts` with first-fit
+    placements by GPU index (module notes)."""
+    prof = new_shares_profile(inst, reservation, "first-fit")
+    return serial_starts(prof, fifo_order(inst), _jobs(inst), None, place, fifo=True)
+
+
+def _find(prof: SharesProfile, j: int, g: int, p: int, lo: int, hi: int,
+          scratch: tuple[np.ndarray, ...]) -> tuple[int, int, int]:
+    return kernel.find(prof.rows, prof.st, prof.rule, j, g, p, lo, hi, *scratch)  # type: ignore[no-any-return]
+
+
+def _scratch(prof: SharesProfile) -> tuple[np.ndarray, ...]:
+    width = max(prof.num_nodes, prof.largest) + 1
+    return (np.empty(width, dtype=np.int64), np.empty(width, dtype=np.int64),
+            np.zeros((5, width), dtype=np.int64))
+
+
+def easy_starts(inst: Instance, reservation: str = "peak",
+                log: list[tuple[int, int, int]] | None = None, *,
+                place: np.ndarray | None = None) -> np.ndarray:
+    """EASY backfilling on version 3: :func:`heuristics.backfill.easy_starts`, the same rule,
+    with the fit and the placements of this module (first-fit)."""
+    prof = new_shares_profile(inst, reservation, "first-fit")
+    jobs = _jobs(inst)
+    n, T = inst.num_jobs, inst.horizon
+    g_, p_, d_ = (c.tolist() for c in (inst.gpus, inst.durations, inst.deadlines))
+    last = inst.deadlines - inst.durations
+    order = fifo_order(inst)
+    alive = np.ones(n, dtype=bool)
+    start = np.full(n, -1, dtype=np.int64)
+    out = _NONE if place is None else place
+    o_rel = inst.releases[order]
+    nodes, gpus, _ = sc = _scratch(prof)
+    for t in range(T):
+        alive[last < t] = False
+        q = order[alive[order] & (o_rel <= t)]
+        i = 0
+        reserved = -1
+        while i < q.size:
+            h = int(q[i])
+            r, nn, ngp = _find(prof, h, g_[h], p_[h], t, d_[h], sc)
+            if r < 0:
+                alive[h] = False
+            elif r == t:
+                kernel.take(prof.rows, prof.st, h, g_[h], t, p_[h], nodes, nn, gpus, ngp)
+                if place is not None:
+                    kernel._record(out, h, prof.span, nodes, nn, gpus, ngp)
+                start[h] = t
+                alive[h] = False
+            else:
+                reserved = r
+                break
+            i += 1
+        if reserved < 0:
+            continue
+        h = int(q[i])
+        if log is not None:
+            log.append((t, h, reserved))
+        shadow = prof.rows.copy()
+        kernel.take(shadow, prof.st, h, g_[h], reserved, p_[h], nodes, nn, gpus, ngp)
+        rest = np.ascontiguousarray(q[i + 1 :])
+        if rest.size:
+            kernel.start_now(shadow, prof.rows, prof.st, 0, t, rest, jobs, start, out, prof.span)
+            alive[rest[start[rest] >= 0]] = False
+    return start
+
+
+def parallel_starts(inst: Instance, order: np.ndarray, reservation: str = "curve", *,
+                    placement: str = "first-fit", place: np.ndarray | None = None) -> np.ndarray:
+    """The parallel scheme on version 3 (:func:`heuristics.listsched.parallel_starts`'s rule)."""
+    prof = new_shares_profile(inst, reservation, placement)
+    jobs = _jobs(inst)
+    n, T = inst.num_jobs, inst.horizon
+    start = np.full(n, -1, dtype=np.int64)
+    order = np.asarray(order, dtype=np.int64)
+    pending = np.ones(order.size, dtype=bool)
+    o_rel, o_last = inst.releases[order], (inst.deadlines - inst.durations)[order]
+    out = _NONE if place is None else place
+    empty = np.empty((0, 0), dtype=np.int64)
+    for t in range(T):
+        cand = np.ascontiguousarray(order[pending & (o_rel <= t) & (o_last >= t)])
+        if cand.size and kernel.start_now(prof.rows, empty, prof.st, prof.rule, t, cand, jobs,
+                                          start, out, prof.span):
+            pending[start[order] >= 0] = False
+    return start
+
+
+def schedule_of(inst: Instance, start: np.ndarray, place: np.ndarray) -> Schedule:
+    """The :class:`~instances.Schedule` (GPU indices) of a start array and a :func:`new_place` array."""
+    span = place_width(inst)[0]
+    nodes = inst.nodes or ()
+    starts: dict[str, int] = {}
+    indices: dict[str, dict[str, list[int]]] = {}
+    for j in np.flatnonzero(np.asarray(start) >= 0).tolist():
+        name = inst.jobs[j].name
+        starts[name] = int(start[j])
+        ks = [int(k) for k in place[j, :span] if k >= 0]
+        if len(ks) == 1:
+            indices[name] = {nodes[ks[0]].name: [int(g) for g in place[j, span:] if g >= 0]}
+        else:
+            indices[name] = {nodes[k].name: list(range(nodes[k].gpus)) for k in ks}
+    return Schedule(inst.name, starts, indices=indices)

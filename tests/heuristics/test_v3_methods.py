@@ -1,0 +1,94 @@
+"""Every fast method on model version 3: checker-valid schedules with GPU indices, values by
+``a_j``, never above the brute-force optimum, and the public entry points unchanged."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from brute_v3 import brute_force_v3, tiny_v3_instance
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gpusched
+import heuristics
+import instances
+from instances import Instance
+
+FAST = ["fifo", "fifo-curve", "easy-peak", "easy-curve", "conservative-peak",
+        "conservative-curve", "list", "list-peak", "parallel", "sampling", "local-search"]
+PLACED = ["list", "list-peak", "parallel", "sampling", "local-search"]
+BUDGET = {"sampling": {"passes": 12, "time_limit": None},
+          "local-search": {"iterations": 60, "time_limit": None}}
+
+
+def _params(method: str, placement: str | None = None) -> dict:
+    p = dict(BUDGET.get(method, {}))
+    if placement is not None and method in PLACED:
+        p["placement"] = placement
+    return p
+
+
+def _check(inst: Instance, res: instances.Result) -> None:
+    s = res.schedule
+    reservation = res.reservation or "curve"
+    m = instances.evaluate(inst, s, reservation, enforce_reservation=True)  # type: ignore[arg-type]
+    assert m.value == pytest.approx(res.value)
+    run = np.array([inst.job_index[j] for j in s.starts], dtype=np.int64)
+    assert res.value == pytest.approx(float(inst.job_values[run].sum()))  # a_j, not g_j
+    assert set(s.indices) == set(s.starts)  # every run job lists its GPU indices
+    for name, on in s.indices.items():
+        j = inst.jobs[inst.job_index[name]]
+        assert sum(len(v) for v in on.values()) == j.gpus
+
+
+@given(st.integers(0, 10_000), st.sampled_from([(2, 2), (2, 1, 1), (4, 2), (2, 2, 2)]),
+       st.sampled_from(["first-fit", "best-fit", "frag"]))
+@settings(max_examples=25, deadline=None)
+def test_every_method_is_checker_valid_on_random_v3_instances(seed: int, shape: tuple,
+                                                               placement: str) -> None:
+    inst = tiny_v3_instance(seed, n=10, shape=shape, T=8)
+    if not inst.jobs_use_resources:
+        return
+    for method in FAST:
+        _check(inst, heuristics.solve(inst, method, **_params(method, placement)))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_every_method_is_checker_valid_on_openb_shares(seed: int) -> None:
+    inst = instances.generate("openb-shares", seed=seed)
+    assert inst.shares_gpus
+    values = {}
+    for method in FAST:
+        for placement in ("first-fit", "best-fit", "frag"):
+            res = heuristics.solve(inst, method, **_params(method, placement))
+            _check(inst, res)
+            values[method, placement] = res.value
+    assert values["list", "first-fit"] >= values["fifo", "first-fit"] * 0.5  # (sanity, not a claim)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_no_method_beats_the_brute_force_optimum(seed: int) -> None:
+    inst = tiny_v3_instance(seed, n=6, shape=(2, 1, 1), T=5)
+    best = {r: brute_force_v3(inst, r)[0] for r in ("curve", "peak")}
+    for method in FAST:
+        for placement in ("first-fit", "best-fit", "frag"):
+            res = heuristics.solve(inst, method, **_params(method, placement))
+            assert res.value <= best[res.reservation or "curve"] * (1 + 1e-9) + 1e-9
+
+
+def test_the_public_entry_points_run_version_3() -> None:
+    inst = instances.generate("openb-shares", seed=1)
+    assert heuristics.fifo.fifo(inst).schedule.lists_indices
+    res = heuristics.listsched.list_schedule(inst, rule="value", placement="frag")
+    assert res.params == {"rule": "value", "placement": "frag"}
+    assert gpusched.solve(inst, "list").value == pytest.approx(
+        heuristics.solve(inst, "list").value)
+
+
+def test_easy_logs_its_reservations_and_starts_heads_at_them() -> None:
+    inst = instances.generate("openb-shares", seed=2, contention=3.0)
+    log: list[tuple[int, int, int]] = []
+    start = heuristics.backfill.easy_starts(inst, "peak", log)
+    assert log
+    for _, head, reserved in log:
+        assert start[head] == reserved
