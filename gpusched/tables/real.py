@@ -69,6 +69,8 @@ def rounding_frame(frame: pd.DataFrame) -> pd.DataFrame:
 def _num(v: float, digits: int = 1, signed: bool = False) -> str:
     if v is None or not np.isfinite(v):
         return "n/a"
+    if abs(v) < 0.5 * 10.0**-digits:  # no "-0.0" for a difference that rounds to nothing
+        v = 0.0
     return format(v, f"{'+' if signed else ''}.{digits}f")
 
 

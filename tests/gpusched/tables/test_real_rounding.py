@@ -51,6 +51,8 @@ def test_rounding_view_renders_three_formats() -> None:
     tex = view.render("tex")
     assert "\\begin{table}" in tex and "\\toprule" in tex and "+13.6" in tex
     assert view.render("csv").splitlines()[0] == ",".join(ROUNDING_COLUMNS)
+    tiny = rounding_frame(_frame().assign(gap_fifo_pct=[1.0, 1.00001, 0.0, 0.0, 0.0]))
+    assert "-0.0" not in rounding_view(tiny).render("md")
 
 
 def test_rounding_frame_needs_the_resources_column() -> None:
