@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from instances import gap
 from instances.families import OPENB_DAYS, OPENB_INFERENCE_SHARE, contention
 from instances.io import atomic_write_text
 
@@ -306,7 +307,7 @@ def real_frame(
             rec[f"gain_{m}_pct"] = 100.0 * (v - fifo) / fifo if fifo and fifo > 0 else math.nan
         for m in labels:
             v, b = rec[f"value_{m}"], rec["bound"]
-            rec[f"gap_{m}_pct"] = 100.0 * (b - v) / b if b and b > 0 else math.nan
+            rec[f"gap_{m}_pct"] = _gap_pct(v, b)
         rec["errors"] = errors
         out.append(rec)
     frame = pd.DataFrame(out)
@@ -319,6 +320,14 @@ def real_frame(
     frame = frame[cols]
     return frame.sort_values(["resources", "contention", "day", "num_gpus"],
                              kind="stable").reset_index(drop=True)
+
+
+def _gap_pct(value: float, bound: float) -> float:
+    """``100 (bound - value) / bound``; 0 within the project's tolerance of the bound
+    (:func:`instances.gap`, so that a value at a bound but for float noise is optimal)."""
+    if not (bound and bound > 0) or math.isnan(value):
+        return math.nan
+    return 0.0 if gap(value, bound) == 0.0 else 100.0 * (bound - value) / bound
 
 
 def _col(g: pd.DataFrame, name: str) -> pd.Series:

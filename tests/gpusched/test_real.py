@@ -86,6 +86,12 @@ def test_real_frame_by_hand() -> None:
     assert tighter.loc[0, "bound"] == 95.0 and tighter.loc[0, "bound_source"] == "lagrangian"
     table = reproduce.real_summary(frame)
     assert table["instances"].sum() == 1 and table.loc[0, "contention"] == ">= 2"
+    noise = [{**base, "method": "fifo", "value": 75.5425},  # the Lagrangian bound but for its noise
+             {**base, "method": "milp", "value": 75.5425, "upper_bound": 75.54257416903442}]
+    r = reproduce.real_frame(pd.DataFrame(noise), cells).iloc[0]
+    assert r["gap_fifo_pct"] == 0.0 and r["optimal"]
+    far = reproduce.real_frame(pd.DataFrame([{**noise[0], "value": 75.0}, noise[1]]), cells).iloc[0]
+    assert far["gap_fifo_pct"] == pytest.approx(100 * (75.54257416903442 - 75.0) / 75.54257416903442)
 
 
 @pytest.mark.slow
