@@ -46,6 +46,14 @@ def without_shares(inst: Instance) -> Instance:
     return inst.replace(jobs=jobs)
 
 
+def v3_without_shares(inst: Instance) -> Instance:
+    """:func:`without_shares`, but every job lists every node model (binding nothing): the
+    version 3 path on the version 2 workload."""
+    models = sorted({n.model for n in inst.nodes or () if n.model is not None})
+    return without_shares(inst).replace(jobs=tuple(
+        replace(j, gpu_models=models) for j in without_shares(inst).jobs))
+
+
 def one_pass(inst: Instance, placement: str) -> Callable[[], object]:
     """A list pass: a fresh state, the priority order decoded, the placement recorded."""
     order, jobs = order_by(inst, "priority"), job_arrays(inst)
@@ -97,19 +105,22 @@ def main() -> None:
     ap.add_argument("--large", default="1024:336:8000,6212:3360:8000",
                     help="GPUs:slots:jobs of the large instances")
     args = ap.parse_args()
-    print("| instance | nodes | jobs (shared) | placement | v2 pass | v3 pass | v3 / v2 |")
-    print("|---|---|---|---|---|---|---|")
+    print("| instance | nodes | jobs (shared) | placement | v2 pass | v3 pass | v3 / v2 | "
+          "v3 path, no shares | its / v2 |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for size in args.sizes.split(","):
         G, T, n = (int(x) for x in size.split(":"))
         kw = {"num_gpus": G, "horizon": T} | ({"num_jobs": n} if n else {})
         v3 = instances.generate("openb-shares", seed=0, **kw)
         v2 = without_shares(v3)
-        assert v3.jobs_use_resources and not v2.jobs_use_resources
+        plain = v3_without_shares(v3)
+        assert v3.jobs_use_resources and not v2.jobs_use_resources and plain.jobs_use_resources
         shared = sum(j.gpu_milli < 1000 for j in v3.jobs)
         for placement in ("first-fit", "best-fit", "frag"):
             a, b, r = paired(one_pass(v2, placement), one_pass(v3, placement), args.repeat)
+            _, c, q = paired(one_pass(v2, placement), one_pass(plain, placement), args.repeat)
             print(f"| openb-shares G={G} T={T} | {v3.num_nodes} | {v3.num_jobs} ({shared}) | "
-                  f"{placement} | {fmt(a)} | {fmt(b)} | {r:.2f}x |")
+                  f"{placement} | {fmt(a)} | {fmt(b)} | {r:.2f}x | {fmt(c)} | {q:.2f}x |")
     print()
     print("| instance | nodes | GPUs | slots | jobs (shared) | placement | list pass | "
           "`list` | `fifo` | run by list |")

@@ -34,7 +34,7 @@ from instances.packing import node_frag
 
 from ._compiled import _lexicographic_subset
 
-__all__ = ["decode", "find", "start_now", "take"]
+__all__ = ["counts_of", "find", "take"]
 
 FULL = 1000
 
@@ -46,7 +46,7 @@ def _layout(K: int, NG: int) -> tuple[int, int, int, int, int, int]:  # pragma: 
 
 
 @njit(cache=True, nogil=True)
-def _counts(rows: np.ndarray, st: tuple) -> np.ndarray:  # pragma: no cover
+def counts_of(rows: np.ndarray, st: tuple) -> np.ndarray:  # pragma: no cover
     """The jobs still to place per workload shape: a view of the last rows."""
     K = st[0].shape[0]
     first = 6 + 4 * K + st[2][K]
@@ -164,32 +164,38 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     of each class (``cls``: equal GPUs, GPUs offered, model, CPU and memory):
     the others score the same, and ties go to the earlier node.
     """
-    sizes, cap, goff, elig, milli, cpu, mem, model, _, t_cpu, t_milli, t_gpus, t_allowed, cls = st
+    if lo < 0 or hi - lo < p:
+        return -1, 0, 0
+    K = st[0].shape[0]
+    m = st[4][j]
+    kind = 2 if g > st[14][0] else (0 if m == FULL else 1)
+    c = _scan(rows, 1 + 4 * K + st[2][K], kind, g, m, p, lo, hi)
+    if c < 0:  # (the common rejection, before the rest is unpacked)
+        return -1, 0, 0
+    return _search(rows, st, rule, j, g, p, lo, c, hi, kind, nodes, gpus, scratch)
+
+
+@njit(cache=True, nogil=True)
+def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, c: int,
+            hi: int, kind: int, nodes: np.ndarray, gpus: np.ndarray,
+            scratch: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover
+    """:func:`find` from ``c``, the first start the cluster rows allow."""
+    sizes, cap, goff, elig, milli, cpu, mem, model, _, t_cpu, t_milli, t_gpus, t_allowed, cls, _ = st
     K = sizes.shape[0]
     NG = goff[K]
     _, _, CP, _, GB, C = _layout(K, NG)
-    if lo < 0 or hi - lo < p:
-        return -1, 0, 0
     m, cj, mj = milli[j], cpu[j], mem[j]
-    largest = 0
-    for k in range(K):
-        largest = max(largest, sizes[k])
-    many = g > largest
-    kind = 2 if many else (0 if m == FULL else 1)
+    many = kind == 2
     nxt = scratch[0]
     gmin = scratch[1]
     tmp = scratch[2]
     ok = scratch[3]
     seen = scratch[4]
-    counts = _counts(rows, st)
+    counts = counts_of(rows, st)
     for k in range(K):
         nxt[k] = lo
-    c = lo
     every = rule > 0
     while True:
-        c = _scan(rows, C, kind, g, m, p, c, hi)
-        if c < 0:
-            return -1, 0, 0
         nextc = hi
         best = -1
         best_gpu = -1
@@ -313,6 +319,9 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
         c = max(c + 1, nextc)
         if c + p > hi:
             return -1, 0, 0
+        c = _scan(rows, C, kind, g, m, p, c, hi)
+        if c < 0:
+            return -1, 0, 0
 
 
 @njit(cache=True, nogil=True)
@@ -396,108 +405,3 @@ def take(rows: np.ndarray, st: tuple, j: int, g: int, s: int, p: int, nodes: np.
     if nn > 1:
         for u in range(s, s + p):
             pool[u] -= g
-
-
-@njit(cache=True, nogil=True)
-def _record(place: np.ndarray, j: int, span: int, nodes: np.ndarray, nn: int, gpus: np.ndarray,
-            ngp: int) -> None:  # pragma: no cover
-    for e in range(place.shape[1]):
-        place[j, e] = -1
-    for e in range(nn):
-        place[j, e] = nodes[e]
-    for e in range(ngp):
-        place[j, span + e] = gpus[e]
-
-
-@njit(cache=True, nogil=True)
-def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.ndarray,
-           start: np.ndarray, place: np.ndarray, span: int, fifo: bool) -> np.ndarray:
-    # pragma: no cover
-    """Place the jobs of ``order`` one by one at their earliest fit (the serial decoder).
-
-    ``fifo``: each start at or after the last start placed (section 3's FIFO).
-    ``jobs``: rows GPUs, duration, release, end-by. Row ``j`` of ``place``
-    (when it has rows) gets the nodes, then from column ``span`` the GPUs.
-    Each job is counted off the jobs still to place when it is reached.
-
-    Raises
-    ------
-    IndexError
-        If ``order`` holds an index outside ``[-n, n)``.
-    """
-    n = jobs.shape[1]
-    for i in range(order.shape[0]):
-        if order[i] < -n or order[i] >= n:
-            raise IndexError("order: job index out of range")
-    T = rows.shape[1]
-    sizes = st[0]
-    K = sizes.shape[0]
-    width = K + 1
-    for k in range(K):
-        width = max(width, sizes[k] + 1)
-    scratch = np.zeros((5, width), dtype=np.int64)
-    nodes = np.empty(width, dtype=np.int64)
-    gpus = np.empty(width, dtype=np.int64)
-    shape = st[8]
-    counts = _counts(rows, st)
-    record = place.shape[0] > 0
-    last = 0
-    for i in range(order.shape[0]):
-        j = order[i] + n if order[i] < 0 else order[i]
-        g, p, lo, hi = jobs[0, j], jobs[1, j], jobs[2, j], min(jobs[3, j], T)
-        if shape[j] >= 0:
-            counts[shape[j]] -= 1
-        if fifo:
-            lo = max(lo, last)
-        s, nn, ngp = find(rows, st, rule, j, g, p, lo, hi, nodes, gpus, scratch)
-        if s < 0:
-            continue
-        take(rows, st, j, g, s, p, nodes, nn, gpus, ngp)
-        start[j] = s
-        last = s
-        if record:
-            _record(place, j, span, nodes, nn, gpus, ngp)
-    return start
-
-
-@njit(cache=True, nogil=True)
-def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
-              cand: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
-              span: int) -> int:  # pragma: no cover
-    """Start at ``t``, in the order of ``cand``, every job with a valid placement from ``t`` in
-    ``rows`` (the state left by those started before it); each also occupies ``also`` when it
-    has rows (EASY: ``rows`` holds the head's reservation). A job started is counted off the
-    jobs still to place. Returns how many started."""
-    T = rows.shape[1]
-    sizes = st[0]
-    K = sizes.shape[0]
-    width = K + 1
-    for k in range(K):
-        width = max(width, sizes[k] + 1)
-    scratch = np.zeros((5, width), dtype=np.int64)
-    nodes = np.empty(width, dtype=np.int64)
-    gpus = np.empty(width, dtype=np.int64)
-    shape = st[8]
-    counts = _counts(rows, st)
-    record = place.shape[0] > 0
-    started = 0
-    for i in range(cand.shape[0]):
-        j = cand[i]
-        g, p = jobs[0, j], jobs[1, j]
-        if t + p > min(jobs[3, j], T):
-            continue
-        s, nn, ngp = find(rows, st, rule, j, g, p, t, t + p, nodes, gpus, scratch)
-        if s < 0:
-            continue
-        take(rows, st, j, g, t, p, nodes, nn, gpus, ngp)
-        if also.shape[0] > 0:
-            take(also, st, j, g, t, p, nodes, nn, gpus, ngp)
-        if shape[j] >= 0:
-            counts[shape[j]] -= 1
-            if also.shape[0] > 0:
-                _counts(also, st)[shape[j]] -= 1
-        start[j] = t
-        started += 1
-        if record:
-            _record(place, j, span, nodes, nn, gpus, ngp)
-    return started

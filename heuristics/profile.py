@@ -221,6 +221,13 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def _counts_only(prof: Profile) -> None:
+    """Refuse a version 3 state, whose fit and occupy are :mod:`heuristics.shares`'s."""
+    if prof.levels.ndim != 1:
+        raise TypeError("prof: a version 3 profile (heuristics.shares.SharesProfile); "
+                        "use heuristics.shares (find, take, serial_starts)")
+
+
 def _words(flags: np.ndarray, axis: int = 0) -> np.ndarray:
     """Booleans as int64 words along ``axis`` (``K`` long, ``ceil(K / 64)`` words; flag ``k`` bit ``k % 64``)."""
     flags = np.moveaxis(flags, axis, 0)
@@ -290,6 +297,7 @@ def fit(
     pool row decides (:func:`earliest_fit`, or :func:`hinted_fit` with a
     ``hint`` of this profile); :func:`node_fit` is the general case.
     """
+    _counts_only(prof)
     if prof.sizes.shape[0] > 1:
         return node_fit(prof, g, p, lo, hi)
     s = earliest_fit(prof.pool, g, p, lo, hi) if hint is None else hinted_fit(
@@ -353,6 +361,7 @@ def occupy(
     nodes into row ``j`` of ``place`` when given. The summary rows go stale
     (:attr:`Profile.stale`).
     """
+    _counts_only(prof)
     if prof.offset is not None:  # one node: its row follows the pool's
         prof.pool[s : s + p] -= g
     else:
@@ -392,6 +401,7 @@ def fits_now(
     pool row decides (:func:`first_fits_now`); :func:`node_fits_now` is the
     general case.
     """
+    _counts_only(prof)
     if prof.sizes.shape[0] > 1:
         return node_fits_now(prof, t, cand, gpus, dur)
     k = first_fits_now(prof.pool, t, cand, gpus, dur)

@@ -54,6 +54,7 @@ from instances import Instance, Schedule
 from instances.capacity import UNLIMITED, Capacity, capacity
 from instances.packing.frag import COVERAGE
 
+from . import _shares_decode as decoder
 from . import _shares_kernel as kernel
 from .placement import check_placement
 from .profile import Profile, _memo, check_reservation
@@ -63,8 +64,10 @@ __all__ = [
     "SharesProfile",
     "easy_starts",
     "fifo_starts",
+    "fit",
     "new_place",
     "new_shares_profile",
+    "occupy",
     "parallel_starts",
     "place_width",
     "schedule_of",
@@ -90,13 +93,16 @@ class SharesProfile(Profile):
         eligibility, the jobs' shares, CPU and memory, the frag workload).
     span
         Column of a placement row where the GPU indices start.
+    jobs_gpus, jobs_dur
+        The jobs' GPUs and durations (what :func:`fit` and :func:`occupy` read).
     """
 
-    __slots__ = ("span", "st")
+    __slots__ = ("jobs_dur", "jobs_gpus", "span", "st")
 
     def __init__(self, rows: np.ndarray, st: tuple[np.ndarray, ...], rule: int,
-                 span: int) -> None:
+                 span: int, jobs: tuple[np.ndarray, np.ndarray]) -> None:
         self.rows, self.st, self.rule, self.span = rows, st, rule, span
+        self.jobs_gpus, self.jobs_dur = jobs
         self.sizes = st[0]
         self.largest = int(self.sizes.max())
         self.pool = rows[0]
@@ -106,7 +112,7 @@ class SharesProfile(Profile):
 
     def like(self, rows: np.ndarray) -> SharesProfile:
         """A profile of these ``rows`` with this one's instance data and rule."""
-        return SharesProfile(rows, self.st, self.rule, self.span)
+        return SharesProfile(rows, self.st, self.rule, self.span, (self.jobs_gpus, self.jobs_dur))
 
     def copy(self) -> SharesProfile:
         """A copy whose rows can be changed independently."""
@@ -188,13 +194,14 @@ def new_shares_profile(inst: Instance, reservation: str = "curve",
         inst, "v3 workload", lambda: _workload(inst, cap))
     st = (cap.sizes, cap.node_cap, sh.gpu_offset, sh.eligible, sh.job_milli, sh.job_cpu,
           sh.job_memory, node_model, shape, t_cpu, t_milli, t_gpus, allowed,
-          _memo(inst, reservation + " v3 classes", lambda: _classes(cap, node_model)))
+          _memo(inst, reservation + " v3 classes", lambda: _classes(cap, node_model)),
+          np.array([cap.sizes.max()], dtype=np.int64))
     K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
     if (7 + 4 * K + NG) * T * 8 <= _MEMO_BYTES:
         rows = _memo(inst, reservation + " v3 rows", lambda: _readonly(_empty(cap, counts))).copy()
     else:
         rows = _empty(cap, counts)
-    return SharesProfile(rows, st, rule, place_width(inst)[0])
+    return SharesProfile(rows, st, rule, place_width(inst)[0], (inst.gpus, inst.durations))
 
 
 def _classes(cap: Capacity, node_model: np.ndarray) -> np.ndarray:
@@ -247,7 +254,7 @@ def serial_starts(prof: SharesProfile, order: Any, jobs: Any, start: np.ndarray 
     out = _NONE if place is None else place
     tmp_start = start if _ready(start) else np.ascontiguousarray(start, dtype=np.int64).copy()
     tmp_place = out if _ready(out) or place is None else out.copy()
-    kernel.decode(prof.rows, prof.st, prof.rule, np.asarray(order, dtype=np.int64).reshape(-1),
+    decoder.decode(prof.rows, prof.st, prof.rule, np.asarray(order, dtype=np.int64).reshape(-1),
                   jobs, tmp_start, tmp_place, prof.span, fifo)
     if tmp_start is not start:
         start[:] = tmp_start
@@ -270,6 +277,31 @@ def fifo_starts(inst: Instance, reservation: str = "peak", *,
     placements by GPU index (module notes)."""
     prof = new_shares_profile(inst, reservation, "first-fit")
     return serial_starts(prof, fifo_order(inst), _jobs(inst), None, place, fifo=True)
+
+
+def fit(prof: SharesProfile, j: int, lo: int, hi: int) -> tuple[int, list[int], list[int]]:
+    """Earliest start ``s`` in ``[lo, hi - p_j]`` with a valid placement of job ``j``, by the
+    profile's rule: ``(s, nodes, GPU indices on the one node)``, or ``(-1, [], [])``.
+
+    The version 3 :func:`heuristics.profile.fit` (a job is more than its GPU count here).
+    """
+    g, p = int(prof.jobs_gpus[j]), int(prof.jobs_dur[j])
+    nodes, gpus, scratch = _scratch(prof)
+    s, nn, ngp = _find(prof, j, g, p, lo, hi, (nodes, gpus, scratch))
+    if s < 0:
+        return -1, [], []
+    return s, nodes[:nn].tolist(), gpus[:ngp].tolist()
+
+
+def occupy(prof: SharesProfile, j: int, s: int, nodes: list[int], gpus: list[int],
+           place: np.ndarray | None = None) -> None:
+    """Take job ``j``'s placement (as :func:`fit` gives it) from slot ``s`` on, in place; write
+    it into row ``j`` of ``place`` (a :func:`new_place` array) when given."""
+    nn, gg = np.array(nodes, dtype=np.int64), np.array(gpus or [0], dtype=np.int64)
+    kernel.take(prof.rows, prof.st, j, int(prof.jobs_gpus[j]), s, int(prof.jobs_dur[j]), nn,
+                len(nodes), gg, len(gpus))
+    if place is not None:
+        decoder.record(place, j, prof.span, nn, len(nodes), gg, len(gpus))
 
 
 def _find(prof: SharesProfile, j: int, g: int, p: int, lo: int, hi: int,
@@ -312,7 +344,7 @@ def easy_starts(inst: Instance, reservation: str = "peak",
             elif r == t:
                 kernel.take(prof.rows, prof.st, h, g_[h], t, p_[h], nodes, nn, gpus, ngp)
                 if place is not None:
-                    kernel._record(out, h, prof.span, nodes, nn, gpus, ngp)
+                    decoder.record(out, h, prof.span, nodes, nn, gpus, ngp)
                 start[h] = t
                 alive[h] = False
             else:
@@ -328,7 +360,7 @@ def easy_starts(inst: Instance, reservation: str = "peak",
         kernel.take(shadow, prof.st, h, g_[h], reserved, p_[h], nodes, nn, gpus, ngp)
         rest = np.ascontiguousarray(q[i + 1 :])
         if rest.size:
-            kernel.start_now(shadow, prof.rows, prof.st, 0, t, rest, jobs, start, out, prof.span)
+            decoder.start_now(shadow, prof.rows, prof.st, 0, t, rest, jobs, start, out, prof.span)
             alive[rest[start[rest] >= 0]] = False
     return start
 
@@ -347,7 +379,7 @@ def parallel_starts(inst: Instance, order: np.ndarray, reservation: str = "curve
     empty = np.empty((0, 0), dtype=np.int64)
     for t in range(T):
         cand = np.ascontiguousarray(order[pending & (o_rel <= t) & (o_last >= t)])
-        if cand.size and kernel.start_now(prof.rows, empty, prof.st, prof.rule, t, cand, jobs,
+        if cand.size and decoder.start_now(prof.rows, empty, prof.st, prof.rule, t, cand, jobs,
                                           start, out, prof.span):
             pending[start[order] >= 0] = False
     return start
@@ -358,13 +390,13 @@ def schedule_of(inst: Instance, start: np.ndarray, place: np.ndarray) -> Schedul
     span = place_width(inst)[0]
     nodes = inst.nodes or ()
     starts: dict[str, int] = {}
-    indices: dict[str, dict[str, list[int]]] = {}
+    indices: dict[str, dict[str, tuple[int, ...]]] = {}
     for j in np.flatnonzero(np.asarray(start) >= 0).tolist():
         name = inst.jobs[j].name
         starts[name] = int(start[j])
         ks = [int(k) for k in place[j, :span] if k >= 0]
         if len(ks) == 1:
-            indices[name] = {nodes[ks[0]].name: [int(g) for g in place[j, span:] if g >= 0]}
+            indices[name] = {nodes[ks[0]].name: tuple(int(g) for g in place[j, span:] if g >= 0)}
         else:
-            indices[name] = {nodes[k].name: list(range(nodes[k].gpus)) for k in ks}
+            indices[name] = {nodes[k].name: tuple(range(nodes[k].gpus)) for k in ks}
     return Schedule(inst.name, starts, indices=indices)

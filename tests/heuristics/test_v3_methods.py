@@ -92,3 +92,27 @@ def test_easy_logs_its_reservations_and_starts_heads_at_them() -> None:
     assert log
     for _, head, reserved in log:
         assert start[head] == reserved
+
+
+def test_fit_and_occupy_job_by_job_give_the_serial_decoder() -> None:
+    from heuristics import shares
+    from heuristics.profile import fit, new_profile
+    from heuristics.rules import order_by
+
+    inst = instances.generate("openb-shares", seed=4)
+    order = order_by(inst, "area")
+    for rule in ("first-fit", "best-fit"):
+        prof = new_profile(inst, "curve", rule)
+        with pytest.raises(TypeError, match="version 3 profile"):
+            fit(prof, 1, 1, 0, 2)  # the version 2 fit refuses the version 3 state
+        place = heuristics.placement.new_place(inst)
+        start = np.full(inst.num_jobs, -1, dtype=np.int64)
+        for j in order.tolist():
+            s, ks, gs = shares.fit(prof, j, int(inst.releases[j]), int(inst.deadlines[j]))
+            if s >= 0:
+                shares.occupy(prof, j, s, ks, gs, place)
+                start[j] = s
+        whole = heuristics.placement.new_place(inst)
+        assert start.tolist() == heuristics.listsched.list_starts(
+            inst, order, placement=rule, place=whole).tolist()
+        assert place.tolist() == whole.tolist()

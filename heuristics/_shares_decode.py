@@ -1,0 +1,119 @@
+"""The compiled decoders of model version 3 over :mod:`heuristics._shares_kernel`'s fit and occupy.
+
+:func:`decode` is the serial decoder (and FIFO), :func:`start_now` the start of
+every job that fits at one slot (the parallel scheme, EASY's backfill).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._shares_kernel import counts_of, find, take
+
+__all__ = ["decode", "record", "start_now"]
+
+
+@njit(cache=True, nogil=True)
+def record(place: np.ndarray, j: int, span: int, nodes: np.ndarray, nn: int, gpus: np.ndarray,
+            ngp: int) -> None:  # pragma: no cover
+    for e in range(place.shape[1]):
+        place[j, e] = -1
+    for e in range(nn):
+        place[j, e] = nodes[e]
+    for e in range(ngp):
+        place[j, span + e] = gpus[e]
+
+
+@njit(cache=True, nogil=True)
+def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.ndarray,
+           start: np.ndarray, place: np.ndarray, span: int, fifo: bool) -> np.ndarray:
+    # pragma: no cover
+    """Place the jobs of ``order`` one by one at their earliest fit (the serial decoder).
+
+    ``fifo``: each start at or after the last start placed (section 3's FIFO).
+    ``jobs``: rows GPUs, duration, release, end-by. Row ``j`` of ``place``
+    (when it has rows) gets the nodes, then from column ``span`` the GPUs.
+    Each job is counted off the jobs still to place when it is reached.
+
+    Raises
+    ------
+    IndexError
+        If ``order`` holds an index outside ``[-n, n)``.
+    """
+    n = jobs.shape[1]
+    for i in range(order.shape[0]):
+        if order[i] < -n or order[i] >= n:
+            raise IndexError("order: job index out of range")
+    T = rows.shape[1]
+    sizes = st[0]
+    K = sizes.shape[0]
+    width = K + 1
+    for k in range(K):
+        width = max(width, sizes[k] + 1)
+    scratch = np.zeros((5, width), dtype=np.int64)
+    nodes = np.empty(width, dtype=np.int64)
+    gpus = np.empty(width, dtype=np.int64)
+    shape = st[8]
+    counts = counts_of(rows, st)
+    keep = place.shape[0] > 0
+    last = 0
+    for i in range(order.shape[0]):
+        j = order[i] + n if order[i] < 0 else order[i]
+        g, p, lo, hi = jobs[0, j], jobs[1, j], jobs[2, j], min(jobs[3, j], T)
+        if shape[j] >= 0:
+            counts[shape[j]] -= 1
+        if fifo:
+            lo = max(lo, last)
+        s, nn, ngp = find(rows, st, rule, j, g, p, lo, hi, nodes, gpus, scratch)
+        if s < 0:
+            continue
+        take(rows, st, j, g, s, p, nodes, nn, gpus, ngp)
+        start[j] = s
+        last = s
+        if keep:
+            record(place, j, span, nodes, nn, gpus, ngp)
+    return start
+
+
+@njit(cache=True, nogil=True)
+def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
+              cand: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
+              span: int) -> int:  # pragma: no cover
+    """Start at ``t``, in the order of ``cand``, every job with a valid placement from ``t`` in
+    ``rows`` (the state left by those started before it); each also occupies ``also`` when it
+    has rows (EASY: ``rows`` holds the head's reservation). A job started is counted off the
+    jobs still to place. Returns how many started."""
+    T = rows.shape[1]
+    sizes = st[0]
+    K = sizes.shape[0]
+    width = K + 1
+    for k in range(K):
+        width = max(width, sizes[k] + 1)
+    scratch = np.zeros((5, width), dtype=np.int64)
+    nodes = np.empty(width, dtype=np.int64)
+    gpus = np.empty(width, dtype=np.int64)
+    shape = st[8]
+    counts = counts_of(rows, st)
+    keep = place.shape[0] > 0
+    started = 0
+    for i in range(cand.shape[0]):
+        j = cand[i]
+        g, p = jobs[0, j], jobs[1, j]
+        if t + p > min(jobs[3, j], T):
+            continue
+        s, nn, ngp = find(rows, st, rule, j, g, p, t, t + p, nodes, gpus, scratch)
+        if s < 0:
+            continue
+        take(rows, st, j, g, t, p, nodes, nn, gpus, ngp)
+        if also.shape[0] > 0:
+            take(also, st, j, g, t, p, nodes, nn, gpus, ngp)
+        if shape[j] >= 0:
+            counts[shape[j]] -= 1
+            if also.shape[0] > 0:
+                counts_of(also, st)[shape[j]] -= 1
+        start[j] = t
+        started += 1
+        if keep:
+            record(place, j, span, nodes, nn, gpus, ngp)
+    return started
