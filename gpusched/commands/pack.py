@@ -20,7 +20,9 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "pack", help="the openb fragmentation benchmark (pack openb), or place one packing file",
         description="gpusched pack openb --policies LIST --seeds LIST -o DIR runs each policy "
-                    "on the openb instance of each seed (pack.csv, the Fig. 9a table); "
+                    "on the openb instance of each seed (pack.csv, the Fig. 9a table), or "
+                    "with --variants on the paper's pod-list variants (variants.csv, Figs. "
+                    "11-14); "
                     "gpusched pack FILE --policy P places one gpusched-packing/1 file.")
     p.add_argument("source", help="'openb' (the sweep) or a packing file")
     p.add_argument("--policies", default="random,dotprod,clustering,packing,bestfit,fgd",
@@ -28,7 +30,12 @@ def register(sub: Any) -> None:
     p.add_argument("--seeds", default="0-9",
                    help="openb: N (seeds 0..N-1), A-B or a comma list (default 0-9)")
     p.add_argument("--pods", default=None,
-                   help="openb: an openb pod CSV instead of the shipped default list")
+                   help="openb: another pod list: a shipped variant's name (gpushare40, ...) "
+                        "or an openb pod CSV (.csv, .csv.gz)")
+    p.add_argument("--variants", default=None,
+                   help="openb: run the paper's pod-list variants instead: groups "
+                        "(gpushare, multigpu, gpuspec, cpu, all) or variant names, comma list "
+                        "(variants.csv and one table per group)")
     p.add_argument("--nodes", default=None,
                    help="openb: an openb node CSV instead of the shipped 1,213 GPU nodes")
     p.add_argument("--orders", default="",
@@ -76,6 +83,29 @@ def _levels(text: str) -> tuple[int, ...]:
     return out
 
 
+def _variants(text: str) -> list[str]:
+    """Variant names of ``--variants``: groups (or ``all``) expanded, in the groups' order."""
+    from instances.packing import OPENB_VARIANTS, VARIANT_GROUPS
+
+    out: list[str] = []
+    for x in (t.strip() for t in text.split(",")):
+        if not x:
+            continue
+        if x == "all":
+            out += OPENB_VARIANTS
+        elif x in VARIANT_GROUPS:
+            out += VARIANT_GROUPS[x]
+        elif x in OPENB_VARIANTS:
+            out.append(x)
+        else:
+            raise ValueError(f"--variants: unknown group or variant {x!r}; known: all, "
+                             f"{', '.join(VARIANT_GROUPS)}, {', '.join(OPENB_VARIANTS)}")
+    if not out:
+        raise ValueError("--variants: expected groups or variant names, got nothing")
+    chosen = set(out)
+    return [v for v in OPENB_VARIANTS if v in chosen]
+
+
 def cmd_pack(args: argparse.Namespace) -> int:
     if not args.bound_time > 0:
         raise ValueError(f"--bound-time: must be > 0, got {args.bound_time}")
@@ -100,11 +130,28 @@ def _sweep(args: argparse.Namespace) -> int:
     orders = [o for o in _names(args.orders, tuple(ORDERS), "orders", "order") if o != "arrival"]
     seeds = parse_seeds(args.seeds)
     levels = _levels(args.levels)
-    for flag, path in (("--pods", args.pods), ("--nodes", args.nodes)):
-        if path is not None and not Path(path).is_file():
-            raise ValueError(f"{flag}: {path}: no such file")
+    if args.nodes is not None and not Path(args.nodes).is_file():
+        raise ValueError(f"--nodes: {args.nodes}: no such file")
+    if args.pods is not None:
+        from instances.packing import openb_pod_list
+
+        try:
+            openb_pod_list(args.pods)
+        except ValueError as e:
+            raise ValueError(f"--pods: {e}") from None
+    variants = None
+    if args.variants is not None:
+        variants = _variants(args.variants)
+        for flag, given in (("--pods", args.pods), ("--orders", orders), ("--bound", args.bound)):
+            if given:
+                raise ValueError(f"--variants: runs the policies online on each variant; "
+                                 f"{flag} applies to one pod list")
     common = {"pods": args.pods, "nodes": args.nodes}
-    cells = [PackCell(pol, s, **common) for s in seeds for pol in policies]
+    if variants is not None:
+        cells = [PackCell(pol, s, pods=v, nodes=args.nodes)
+                 for v in variants for s in seeds for pol in policies]
+    else:
+        cells = [PackCell(pol, s, **common) for s in seeds for pol in policies]
     cells += [PackCell(pol, s, order=o, levels=levels, **common)
               for o in orders for s in seeds for pol in policies]
     if args.bound:
@@ -126,9 +173,13 @@ def _sweep(args: argparse.Namespace) -> int:
         if r["cell"] in keys and r.get("status") == "error":
             logger.error("cell %s %s seed %s failed: %s", r["policy"], r["order"], r["seed"],
                          r.get("message"))
-    _write_tables(Path(args.output), rows, levels)
+    if variants is not None:
+        _write_variant_tables(Path(args.output), rows, variants)
+    else:
+        _write_tables(Path(args.output), rows, levels)
+    table = "variants.csv" if variants is not None else "pack.csv"
     print(f"{summary.ran} cells run ({summary.errors} errors), {summary.skipped} already done, "
-          f"{summary.total} in the sweep; {Path(args.output) / 'pack.csv'}", file=sys.stderr)
+          f"{summary.total} in the sweep; {Path(args.output) / table}", file=sys.stderr)
     return 1 if summary.errors else 0
 
 
@@ -156,6 +207,25 @@ def _write_tables(out: Path, rows: list[dict[str, Any]], levels: tuple[int, ...]
         fig.savefig(out / "pack.png", dpi=150)
         plt.close(fig)
     print(views["table"].render("markdown"))
+
+
+def _write_variant_tables(out: Path, rows: list[dict[str, Any]], variants: list[str]) -> None:
+    """``variants.csv`` and, per variant group run, ``variants-<group>.md/.tex``."""
+    from instances.io import atomic_write_text
+    from instances.packing import VARIANT_GROUPS
+
+    from ..tables.packing import variant_frame, variant_view
+
+    df = variant_frame(rows)
+    atomic_write_text(out / "variants.csv", df.to_csv(index=False, float_format="%.4f"))
+    for group, members in VARIANT_GROUPS.items():
+        run = [v for v in members if v in variants]
+        if not run:
+            continue
+        view = variant_view(df, group, run)
+        atomic_write_text(out / f"variants-{group}.md", view.render("markdown"))
+        atomic_write_text(out / f"variants-{group}.tex", view.render("latex"))
+        print(view.render("markdown"))
 
 
 def _one_file(args: argparse.Namespace) -> int:

@@ -3,7 +3,9 @@
 A :class:`PackCell` is one policy on the openb instance of one seed (its curve
 after every pod, binned to integer arrived percentages), the same policy on
 the pods arrived by a few percentages placed in an offline order, or the
-bound of one seed at those percentages. The results folder::
+bound of one seed at those percentages. The instance is built from the default
+pod list or another one (a file, or one of the paper's variants by name). The
+results folder::
 
     DIR/cells/<stem>.json          one row per finished cell (written whole)
     DIR/placements/<stem>.json     a policy's placement (gpusched-placement/1)
@@ -36,7 +38,15 @@ from typing import Any
 import numpy as np
 
 from instances.io import atomic_write_text
-from instances.packing import INFLATION, Packing, openb_packing, packing_curve, save_packing
+from instances.packing import (
+    INFLATION,
+    OPENB_VARIANTS,
+    Packing,
+    dumps_packing,
+    openb_packing,
+    openb_pod_list,
+    packing_curve,
+)
 from instances.traces import shipped
 
 from .cells import safe_name, versions
@@ -65,6 +75,12 @@ def _file_hash(path: str | None, default: str) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
+@cache
+def _pods_hash(pods: str | None) -> str:
+    """The hash of a pod list's bytes (a file, or a shipped list by name)."""
+    return hashlib.sha256(openb_pod_list(pods).read_bytes()).hexdigest()
+
+
 @dataclass(frozen=True)
 class PackCell:
     """One unit of work of the packing sweep.
@@ -79,8 +95,11 @@ class PackCell:
         ``arrival`` (the online run) or an offline order (measured at ``levels``).
     levels
         Arrived percentages (offline orders and bounds).
-    pods, nodes
-        An openb pod CSV and node CSV (``None``: the shipped ones).
+    pods
+        An openb pod list: a file or a shipped list's name (``"gpushare40"``; ``None``:
+        the default list).
+    nodes
+        An openb node CSV (``None``: the shipped one).
     inflation
         The instance's total GPU request over the capacity.
     time_limit
@@ -100,7 +119,7 @@ class PackCell:
     def key(self) -> str:
         """Stable identity: what runs and on which data."""
         ident = {"v": ROW_VERSION, "policy": self.policy, "seed": self.seed, "order": self.order,
-                 "levels": list(self.levels), "pods": _file_hash(self.pods, "openb:default"),
+                 "levels": list(self.levels), "pods": _pods_hash(self.pods),
                  "nodes": _file_hash(self.nodes, "openb:nodes"),
                  "inflation": self.inflation,
                  "time_limit": self.time_limit if self.policy == BOUND else None}
@@ -110,8 +129,10 @@ class PackCell:
 
     @property
     def stem(self) -> str:
-        """File name (without ``.json``) of the cell's row and files."""
-        return f"{safe_name(f'{self.policy}-{self.order}-s{self.seed}')}--{self.key}"
+        """File name (without ``.json``) of the cell's row and files (a shipped variant's
+        name first)."""
+        head = f"{self.pods}-" if self.pods in OPENB_VARIANTS else ""
+        return f"{safe_name(f'{head}{self.policy}-{self.order}-s{self.seed}')}--{self.key}"
 
     def packing(self) -> Packing:
         """The cell's instance (rebuilt from its seed: deterministic)."""
@@ -128,9 +149,10 @@ def arrived_prefix(packing: Packing, pct: float) -> int:
 Files = dict[str, dict[str, Any]]
 
 
-def run_pack_cell(cell: PackCell) -> tuple[dict[str, Any], Files]:
+def run_pack_cell(cell: PackCell, with_packing: bool = False) -> tuple[dict[str, Any], Files]:
     """Run one cell; never raises. Returns its row and the files to store beside it
-    (name suffix -> JSON object)."""
+    (name suffix -> JSON object; with ``with_packing`` the instance's file too, so that
+    workers, not the parent, build the instances)."""
     t0 = time.perf_counter()
     row: dict[str, Any] = {"cell": cell.key, "policy": cell.policy, "seed": cell.seed,
                            "order": cell.order, "levels": list(cell.levels),
@@ -144,6 +166,8 @@ def run_pack_cell(cell: PackCell) -> tuple[dict[str, Any], Files]:
             files = _online(cell, packing, row)
         else:
             files = _offline(cell, packing, row)
+        if with_packing:
+            files["packing"] = {"name": packing.name, "text": dumps_packing(packing)}
         row["status"] = "ok"
     except Exception as e:  # a failed cell is recorded; the sweep goes on
         logger.warning("cell %s failed: %s", cell.stem, e)
@@ -244,7 +268,11 @@ def load_pack_rows(out: str | os.PathLike[str], *, errors: bool = False) -> list
 def _store(out: Path, cell: PackCell, row: dict[str, Any], files: Files) -> None:
     """The cell's files first, then its row: the row file commits the cell."""
     for suffix, data in files.items():
-        if suffix == "placement":
+        if suffix == "packing":
+            path = out / "packings" / f"{safe_name(data['name'])}.json"
+            if not path.exists():
+                atomic_write_text(path, data["text"])
+        elif suffix == "placement":
             atomic_write_text(out / "placements" / f"{cell.stem}.json", json.dumps(data) + "\n")
         else:
             atomic_write_text(out / "bounds" / f"{cell.stem}-{suffix}.json",
@@ -263,17 +291,15 @@ class PackSummary:
     elapsed_s: float = 0.0
 
 
-def _save_packings(out: Path, cells: Sequence[PackCell]) -> None:
-    seen = set()
+def _first_of_instances(cells: Sequence[PackCell]) -> set[str]:
+    """Keys of the first cell of each instance: those return the instance's file."""
+    seen, first = set(), set()
     for c in cells:
         ident = (c.seed, c.pods, c.nodes, c.inflation)
-        if ident in seen:
-            continue
-        seen.add(ident)
-        p = c.packing()
-        path = out / "packings" / f"{safe_name(p.name)}.json"
-        if not path.exists():
-            save_packing(p, path)
+        if ident not in seen:
+            seen.add(ident)
+            first.add(c.key)
+    return first
 
 
 def run_pack_cells(cells: Sequence[PackCell], out: str | os.PathLike[str], *,
@@ -309,7 +335,7 @@ def run_pack_cells(cells: Sequence[PackCell], out: str | os.PathLike[str], *,
     done = {r["cell"] for r in load_pack_rows(out)}
     todo = list({c.key: c for c in cells if c.key not in done}.values())
     summary = PackSummary(total=len(cells), skipped=len(cells) - len(todo))
-    _save_packings(out, todo)
+    first = _first_of_instances(todo)
     bar = None
     if progress and todo:
         from tqdm import tqdm
@@ -328,12 +354,12 @@ def run_pack_cells(cells: Sequence[PackCell], out: str | os.PathLike[str], *,
     try:
         n = workers or os.cpu_count() or 1
         if scheduler is not None:
-            _on_dask(todo, scheduler, store)
+            _on_dask(todo, first, scheduler, store)
         elif n <= 1 or len(todo) <= 1:
             for cell in todo:
-                store(cell, *run_pack_cell(cell))
+                store(cell, *run_pack_cell(cell, cell.key in first))
         else:
-            _on_pool(todo, min(n, len(todo)), store)
+            _on_pool(todo, first, min(n, len(todo)), store)
     finally:
         if bar is not None:
             bar.close()
@@ -341,7 +367,7 @@ def run_pack_cells(cells: Sequence[PackCell], out: str | os.PathLike[str], *,
     return summary
 
 
-def _on_pool(todo: Sequence[PackCell], workers: int,
+def _on_pool(todo: Sequence[PackCell], first: set[str], workers: int,
              store: Callable[[PackCell, dict[str, Any], Files], None]) -> None:
     pool = ProcessPoolExecutor(max_workers=workers)
     pending: dict[Future[Any], PackCell] = {}
@@ -350,7 +376,7 @@ def _on_pool(todo: Sequence[PackCell], workers: int,
         while queue or pending:
             while queue and len(pending) < 2 * workers:
                 cell = queue.pop()
-                pending[pool.submit(run_pack_cell, cell)] = cell
+                pending[pool.submit(run_pack_cell, cell, cell.key in first)] = cell
             finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
             for fut in finished:
                 store(pending.pop(fut), *fut.result())
@@ -364,12 +390,12 @@ def _on_pool(todo: Sequence[PackCell], workers: int,
     pool.shutdown(wait=True)
 
 
-def _on_dask(todo: Sequence[PackCell], scheduler: str,
+def _on_dask(todo: Sequence[PackCell], first: set[str], scheduler: str,
              store: Callable[[PackCell, dict[str, Any], Files], None]) -> None:
     from distributed import Client, as_completed
 
     with Client(scheduler) as client:
-        futures = {client.submit(run_pack_cell, c, pure=False): c for c in todo}
+        futures = {client.submit(run_pack_cell, c, c.key in first, pure=False): c for c in todo}
         try:
             for fut in as_completed(futures):
                 store(futures[fut], *fut.result())

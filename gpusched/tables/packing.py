@@ -1,5 +1,6 @@
 """The packing sweep's tables: ``pack.csv``, FGD's Fig. 9(a) with the bound, the bound's
-share of each policy's loss, and the offline orders.
+share of each policy's loss, the offline orders, and the pod-list variants (FGD's Figs.
+11-14: ``variants.csv`` and one table per variant group).
 
 Every figure is read from the rows :mod:`gpusched.sweep.packing` stored (the
 checker's numbers); nothing is recomputed here but medians and ratios.
@@ -13,10 +14,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from instances.packing import pod_list_name
+
 from .render import Table, TableView
 
-__all__ = ["PACK_COLUMNS", "PAPER_UNALLOCATED", "avoidable_view", "fig9a_view", "order_view",
-           "pack_frame"]
+__all__ = ["PACK_COLUMNS", "PAPER_UNALLOCATED", "PAPER_VARIANTS", "avoidable_view", "fig9a_view",
+           "order_view", "pack_frame", "variant_frame", "variant_view"]
 
 PACK_COLUMNS: tuple[str, ...] = ("policy", "seed", "arrived_pct", "allocated_pct",
                                  "unallocated_pct", "fragmentation_pct", "bound_pct")
@@ -29,6 +32,19 @@ PAPER_UNALLOCATED: dict[str, float] = {
 }
 """Median unallocated GPU % at 100% arrived over 10 seeds, as published with FGD (Weng et
 al., USENIX ATC 2023; the simulator's ``analysis_allo_discrete.csv``)."""
+
+
+PAPER_VARIANTS: dict[tuple[str, str], float] = {
+    **{(f"gpushare{x}", "fgd"): v for x, v in zip((40, 60, 80, 100), (6.0, 8.7, 10.9, 13.4))},
+    **{(f"gpushare{x}", "bestfit"): v
+       for x, v in zip((40, 60, 80, 100), (8.6, 10.9, 13.3, 15.4))},
+    **{(f"multigpu{x}", "fgd"): v for x, v in zip((20, 30, 40, 50), (4.5, 3.6, 3.1, 2.9))},
+    ("gpuspec33", "fgd"): 12.2, ("gpuspec33", "random"): 16.1,
+    ("cpu250", "fgd"): 6.8, ("cpu250", "bestfit"): 8.8,
+}
+"""Mean unallocated GPU % at 100% arrived over 10 seeds on the pod-list variants, the
+figures FGD's paper states for its Figs. 11-14 (Weng et al., USENIX ATC 2023), by
+(variant, policy)."""
 
 
 def _pct(milli: float, capacity: float) -> float:
@@ -179,3 +195,53 @@ def order_view(rows: Sequence[dict[str, Any]],
 
 def _f(x: float, digits: int = 2) -> str:
     return "" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
+
+
+def variant_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """``variants.csv``: :func:`pack_frame`'s columns after a ``variant`` column (the pod
+    list's short name), for the online runs."""
+    parts = []
+    for r in rows:
+        if r["policy"] == "bound" or r["order"] != "arrival":
+            continue
+        f = pack_frame([r])
+        f.insert(0, "variant", pod_list_name(r.get("pods")))
+        parts.append(f)
+    if not parts:
+        return pd.DataFrame(columns=["variant", *PACK_COLUMNS])
+    return (pd.concat(parts, ignore_index=True)
+            .sort_values(["variant", "policy", "seed", "arrived_pct"], kind="stable"))
+
+
+def variant_view(df: pd.DataFrame, group: str, variants: Sequence[str],
+                 level: int = 100) -> TableView:
+    """Mean unallocated GPU % at ``level`` arrived over the seeds, policy by variant of one
+    group (FGD's Figs. 11-14), with the paper's figures beside where it states them."""
+    at = df[(df["arrived_pct"] == level) & df["variant"].isin(variants)]
+    cols = [v for v in variants if v in set(at["variant"])]
+    mean = at.groupby(["policy", "variant"])["unallocated_pct"].mean()
+    sd = at.groupby(["policy", "variant"])["unallocated_pct"].std()
+    n = at.groupby(["policy", "variant"])["seed"].nunique()
+    records, cells = [], []
+    for pol in _policy_order(sorted(set(at["policy"]))):
+        vals = [float(mean.get((pol, v), np.nan)) for v in cols]
+        for v, x in zip(cols, vals):
+            records.append({"policy": pol, "variant": v, "unallocated_pct": x,
+                            "std": float(sd.get((pol, v), np.nan)),
+                            "seeds": int(n.get((pol, v), 0)),
+                            "paper": PAPER_VARIANTS.get((v, pol), np.nan)})
+        cells.append([pol, *(_f(x) for x in vals)])
+    for pol in _policy_order(sorted({p for v, p in PAPER_VARIANTS if v in cols})):
+        cells.append([f"{pol} (paper)", *(_f(PAPER_VARIANTS.get((v, pol), np.nan), 1)
+                                          for v in cols)])
+    seeds = sorted(set(at["seed"]))
+    table = Table(
+        columns=["policy", *cols], rows=cells,
+        caption=f"Mean unallocated GPU % at {level}% arrived over {len(seeds)} seed(s): "
+                f"the {group} variants of the openb pod list",
+        notes=["Unallocated: 100 - allocated GPU milli over the capacity after the pods "
+               f"arrived by {level}% of it. Paper: the figures FGD (Weng et al., USENIX ATC "
+               "2023) states for its Figs. 11-14, means of 10 seeds."],
+        label=f"tab:packing-{group}",
+    )
+    return TableView(pd.DataFrame(records), table)

@@ -42,7 +42,17 @@ from .model import (
     Placement,
     Pod,
 )
-from .openb import INFLATION, openb_packing, read_openb_nodes, read_openb_pods
+from .openb import (
+    INFLATION,
+    OPENB_VARIANTS,
+    POD_LISTS,
+    VARIANT_GROUPS,
+    openb_packing,
+    openb_pod_list,
+    pod_list_name,
+    read_openb_nodes,
+    read_openb_pods,
+)
 
 __all__ = [
     "ARRIVED_BINS",
@@ -51,8 +61,11 @@ __all__ = [
     "INFLATION",
     "MAX_NODE_GPUS",
     "MAX_PODS",
+    "OPENB_VARIANTS",
     "PACKING_FORMAT",
     "PLACEMENT_FORMAT",
+    "POD_LISTS",
+    "VARIANT_GROUPS",
     "InvalidPlacementError",
     "PackNode",
     "Packing",
@@ -74,12 +87,14 @@ __all__ = [
     "node_types",
     "nodes_frag",
     "openb_packing",
+    "openb_pod_list",
     "packing_curve",
     "packing_from_dict",
     "packing_to_dict",
     "placement_arrays",
     "placement_from_dict",
     "placement_violations",
+    "pod_list_name",
     "pod_shapes",
     "read_openb_nodes",
     "read_openb_pods",

@@ -8,6 +8,13 @@ cluster's capacity; the nodes (by default the shipped 1,213 GPU nodes) in an
 order shuffled by ``s``. A list whose request is already above the target
 loses pods drawn at random instead, as the simulator tunes a workload down.
 
+The paper's other pod lists (the variants of its Figs. 11-14: ``gpushare*``,
+``multigpu*``, ``gpuspec*``, ``cpu*``) are shipped gzip-compressed in
+``instances/data/openb/variants/`` and named by their suffix
+(:data:`OPENB_VARIANTS`, e.g. ``"gpushare40"``); :func:`openb_pod_list`
+resolves a name or a path, and the reader takes ``.csv``, ``.csv.gz`` and
+``.csv.xz`` files alike.
+
 The random draws come from the PCG64 bit generator's raw 64-bit stream (whose
 sequence NumPy keeps fixed across versions), so the same seed gives the same
 file byte for byte.
@@ -16,7 +23,11 @@ file byte for byte.
 from __future__ import annotations
 
 import csv
+import gzip
+import io
+import lzma
 import os
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -24,10 +35,67 @@ import numpy as np
 from ..traces import shipped
 from .model import GPU_MILLI, Packing, PackNode, Pod
 
-__all__ = ["INFLATION", "openb_packing", "read_openb_nodes", "read_openb_pods"]
+__all__ = ["INFLATION", "OPENB_VARIANTS", "POD_LISTS", "VARIANT_GROUPS", "openb_packing",
+           "openb_pod_list", "pod_list_name", "read_openb_nodes", "read_openb_pods"]
 
 INFLATION = 1.3
 """Total GPU request of the built instance, as a multiple of the cluster's capacity."""
+
+
+VARIANT_GROUPS: dict[str, tuple[str, ...]] = {
+    "gpushare": ("gpushare20", "gpushare40", "gpushare60", "gpushare80", "gpushare100"),
+    "multigpu": ("multigpu20", "multigpu30", "multigpu40", "multigpu50"),
+    "gpuspec": ("gpuspec05", "gpuspec10", "gpuspec20", "gpuspec25", "gpuspec33"),
+    "cpu": ("cpu0", "cpu037", "cpu050", "cpu072", "cpu100", "cpu200", "cpu235", "cpu250",
+            "cpu300"),
+}
+"""The 23 shipped variants of the openb pod list, by group (FGD's Figs. 11-14): shared
+pods carrying XX% of the GPU request (``gpushareXX``), multi-GPU pods carrying XX%
+(``multigpuXX``), ``gpu_spec`` set on XX% of the GPU pods (``gpuspecXX``), CPU-only pods
+making X.X% of the pods (``cpuXXX``)."""
+
+OPENB_VARIANTS: tuple[str, ...] = tuple(v for vs in VARIANT_GROUPS.values() for v in vs)
+"""Every shipped variant's name (``openb_pod_list_<name>.csv.gz`` in the package)."""
+
+POD_LISTS: tuple[str, ...] = ("default", *OPENB_VARIANTS)
+"""The names :func:`openb_pod_list` resolves: the default list and the variants."""
+
+
+def openb_pod_list(pods: str | os.PathLike[str] | None = None) -> Path:
+    """The file of an openb pod list: a shipped list by name (``"default"`` or one of
+    :data:`OPENB_VARIANTS`), or a path (``None``: the default list).
+
+    Raises
+    ------
+    ValueError
+        For a name that is neither a known list nor an existing file, listing the
+        known names.
+    """
+    if pods is None or os.fspath(pods) == "default":
+        return shipped("openb:default")
+    text = os.fspath(pods)
+    if text in OPENB_VARIANTS:
+        return Path(str(resources.files("instances").joinpath(
+            f"data/openb/variants/openb_pod_list_{text}.csv.gz")))
+    p = Path(text)
+    if not p.is_file():
+        raise ValueError(f"{text}: neither a pod list file nor a shipped pod list; "
+                         f"known: {', '.join(POD_LISTS)}")
+    return p
+
+
+def pod_list_name(pods: str | os.PathLike[str] | None) -> str:
+    """The short name of a pod list: its variant name, or the file's name without
+    ``openb_pod_list_`` and its ``.csv`` (``.gz``, ``.xz``) suffixes."""
+    if pods is None:
+        return "default"
+    text = os.fspath(pods)
+    if text in POD_LISTS:
+        return text
+    name = Path(text).name
+    for suffix in (".gz", ".xz", ".csv"):
+        name = name.removesuffix(suffix)
+    return name.removeprefix("openb_pod_list_")
 
 
 class _Draws:
@@ -53,7 +121,7 @@ class _Draws:
 
 def _rows(path: Path, need: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
     try:
-        with open(path, newline="", encoding="utf-8") as f:
+        with _open_text(path) as f:
             reader = csv.DictReader(f)
             missing = [c for c in need if c not in (reader.fieldnames or [])]
             if missing:
@@ -63,6 +131,17 @@ def _rows(path: Path, need: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]
         raise ValueError(f"{path}: not a UTF-8 text file") from None
     except csv.Error as e:
         raise ValueError(f"{path}: malformed CSV ({e})") from None
+    except (OSError, EOFError, lzma.LZMAError) as e:  # a bad or truncated archive
+        raise ValueError(f"{path}: unreadable ({e})") from None
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    """``path`` as text: gzip or xz by its suffix, plain otherwise."""
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
+    if path.suffix == ".xz":
+        return io.TextIOWrapper(lzma.open(path, "rb"), encoding="utf-8", newline="")
+    return open(path, newline="", encoding="utf-8")
 
 
 def _int(path: Path, line: int, row: dict[str, str], col: str) -> int:
@@ -74,16 +153,18 @@ def _int(path: Path, line: int, row: dict[str, str], col: str) -> int:
 
 
 def read_openb_pods(path: str | os.PathLike[str] | None = None) -> list[Pod]:
-    """The pods of an openb pod CSV (default: the shipped ``openb_pod_list_default``).
+    """The pods of an openb pod list: a file (``.csv``, ``.csv.gz``, ``.csv.xz``) or a
+    shipped list's name (see :func:`openb_pod_list`; default: ``openb_pod_list_default``).
 
-    A missing ``gpu_spec`` column (the ``multigpu`` variants) means any model.
+    A missing ``gpu_spec`` column (the ``multigpu`` variants) means any model; a model
+    listed twice in ``gpu_spec`` (as some ``gpuspec`` variants do) counts once.
 
     Raises
     ------
     ValueError
         ``<file>: line <n>: <column>: ...``.
     """
-    p = Path(path) if path is not None else shipped("openb:default")
+    p = openb_pod_list(path)
     pods = []
     for line, row in _rows(p, ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")):
         g = _int(p, line, row, "num_gpu")
@@ -91,7 +172,7 @@ def read_openb_pods(path: str | os.PathLike[str] | None = None) -> list[Pod]:
         try:
             pods.append(Pod(row["name"].strip(), g, _int(p, line, row, "gpu_milli") if g else 0,
                             _int(p, line, row, "cpu_milli"), _int(p, line, row, "memory_mib"),
-                            tuple(x for x in spec.split("|") if x)))
+                            tuple(dict.fromkeys(x for x in spec.split("|") if x))))
         except ValueError as e:
             raise ValueError(f"{p}: line {line}: {e}") from None
     return pods
@@ -130,8 +211,11 @@ def openb_packing(seed: int = 0, *, pods: str | os.PathLike[str] | None = None,
     ----------
     seed
         Seeds the shuffles and the draws (an integer >= 0).
-    pods, nodes
-        An openb pod CSV and node CSV (default: the shipped ones).
+    pods
+        An openb pod list: a file, or a shipped list's name (``"gpushare40"``; default:
+        the shipped default list).
+    nodes
+        An openb node CSV (default: the shipped 1,213 GPU nodes).
     inflation
         Target total GPU request over the capacity.
 
@@ -147,7 +231,7 @@ def openb_packing(seed: int = 0, *, pods: str | os.PathLike[str] | None = None,
     base = read_openb_pods(pods)
     cluster = read_openb_nodes(nodes)
     if not base:
-        raise ValueError(f"{pods or shipped('openb:default')}: no pods")
+        raise ValueError(f"{openb_pod_list(pods)}: no pods")
     draws = _Draws(seed)
     arrival = [base[i] for i in draws.permutation(len(base))]
     target = inflation * float(GPU_MILLI * sum(n.gpus for n in cluster))
@@ -166,5 +250,5 @@ def openb_packing(seed: int = 0, *, pods: str | os.PathLike[str] | None = None,
             total += p.request_milli
             copies += 1
     order = draws.permutation(len(cluster))
-    stem = Path(pods).stem.removeprefix("openb_pod_list_") if pods is not None else "default"
-    return Packing(f"openb-{stem}-s{seed}", tuple(cluster[i] for i in order), tuple(arrival))
+    return Packing(f"openb-{pod_list_name(pods)}-s{seed}", tuple(cluster[i] for i in order),
+                   tuple(arrival))
