@@ -129,3 +129,16 @@ def test_bad_options_name_the_field() -> None:
         openb_cluster("half")
     with pytest.raises(ValueError, match=r"^slot_minutes: "):
         openb_cluster(slot_minutes=0)
+
+
+def test_a_gzip_pod_list_reads_as_the_plain_one(tmp_path) -> None:
+    import gzip
+
+    plain = tmp_path / "pods.csv"
+    plain.write_bytes(shipped("openb:default").read_bytes())
+    packed = tmp_path / "pods.csv.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    opts = {"start": 86400 * 130, "nodes": "openb:nodes", "num_gpus": 16, "resources": "full"}
+    a = instances.from_trace("openb", plain, **opts)
+    b = instances.from_trace("openb", packed, **opts)
+    assert a.jobs == b.jobs and a.nodes == b.nodes and a.meta["import"]["skipped"] == b.meta["import"]["skipped"]
