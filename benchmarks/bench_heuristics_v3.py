@@ -10,11 +10,13 @@ over the pairs of the version 3 time over the version 2 time (the target: at mos
 2x), so the load of a shared machine hits both sides of each pair alike.
 
 Then the list pass (and the whole ``list`` and ``fifo`` methods: decoder, checker
-and result) on large openb-like version 3 instances.
+and result) on large openb-like version 3 instances, and with ``--long`` on the
+largest of them with long runs (each job's duration drawn log-normal, median
+about 150 slots, to the horizon's end at most; seed 0), as the real pods' lifetimes are.
 
 Usage::
 
-    python benchmarks/bench_heuristics_v3.py [--repeat 21] [--large 1024:336:8000]
+    python benchmarks/bench_heuristics_v3.py [--repeat 21] [--large 1024:336:8000] [--long]
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -104,6 +108,7 @@ def main() -> None:
                     help="GPUs:slots:jobs of the side-by-side instances (0: the family's count)")
     ap.add_argument("--large", default="1024:336:8000,6212:3360:8000",
                     help="GPUs:slots:jobs of the large instances")
+    ap.add_argument("--long", action="store_true", help="also the largest instance with long runs")
     args = ap.parse_args()
     print("| instance | nodes | jobs (shared) | placement | v2 pass | v3 pass | v3 / v2 | "
           "v3 path, no shares | its / v2 |")
@@ -148,6 +153,26 @@ def main() -> None:
                   f"{inst.num_jobs} ({shared}) | {placement} | {fmt(t_pass)} | {fmt(t_list)} | "
                   f"{t_fifo} | {res.metrics.jobs_run} |")
         print(f"(instance built in {built:.1f} s)", file=sys.stderr)
+        if args.long:
+            rng = np.random.default_rng(0)
+            inst = inst.replace(jobs=tuple(
+                replace(j, deadline=None, duration=int(min(inst.horizon - j.release,
+                                                           max(1, rng.lognormal(5, 1.2)))))
+                for j in inst.jobs))
+            for placement in ("first-fit", "best-fit", "frag"):
+                t_pass = seconds(one_pass(inst, placement), 1)
+                t0 = time.perf_counter()
+                res = heuristics.solve(inst, "list", placement=placement)
+                t_list = time.perf_counter() - t0
+                t_fifo = ""
+                if placement == "first-fit":
+                    t0 = time.perf_counter()
+                    heuristics.solve(inst, "fifo")
+                    t_fifo = fmt(time.perf_counter() - t0)
+                assert res.metrics is not None
+                print(f"| long runs (mean {inst.durations.mean():.0f} slots) | {inst.num_nodes} | "
+                      f"{inst.num_gpus} | {T} | {inst.num_jobs} ({shared}) | {placement} | "
+                      f"{fmt(t_pass)} | {fmt(t_list)} | {t_fifo} | {res.metrics.jobs_run} |")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ builds it; ``K`` nodes, ``NG`` GPUs in all):
 - rows ``MX + k``: the most free milli on one partly used GPU of node ``k``
   (free below 1000; a wholly free GPU is counted in ``WF`` instead);
 - rows ``CP + k``, ``ME + k``: node ``k``'s free CPU and memory;
+- rows ``NF + k``: node ``k``'s free milli, summed over its GPUs;
 - rows ``GB + gpu_offset[k] + i``: GPU ``i`` of node ``k``'s free milli
   (0 where the reservation withholds it);
 - five cluster rows: the most wholly free GPUs on one node and how many
@@ -41,15 +42,16 @@ FULL = 1000
 
 @njit(cache=True, nogil=True, inline="always")
 def _layout(K: int, NG: int) -> tuple[int, int, int, int, int, int]:  # pragma: no cover
-    """First rows of: wholly free, max milli, CPU, memory, GPUs, cluster summaries."""
-    return 1, 1 + K, 1 + 2 * K, 1 + 3 * K, 1 + 4 * K, 1 + 4 * K + NG
+    """First rows of: wholly free, max milli, CPU, memory, GPUs, cluster summaries (the
+    nodes' free milli: ``GB - K``)."""
+    return 1, 1 + K, 1 + 2 * K, 1 + 3 * K, 1 + 5 * K, 1 + 5 * K + NG
 
 
 @njit(cache=True, nogil=True)
 def counts_of(rows: np.ndarray, st: tuple) -> np.ndarray:  # pragma: no cover
     """The jobs still to place per workload shape: a view of the last rows."""
     K = st[0].shape[0]
-    first = 6 + 4 * K + st[2][K]
+    first = 6 + 5 * K + st[2][K]
     return rows[first:].reshape(-1)[: st[9].shape[0]]
 
 
@@ -91,14 +93,18 @@ def _node_fail(rows: np.ndarray, K: int, k: int, c: int, p: int, whole: bool, g:
 
 @njit(cache=True, nogil=True)
 def _read_gpus(rows: np.ndarray, r0: int, ng: int, c: int, p: int, m: int, every: bool,
-               gmin: np.ndarray, ok: np.ndarray) -> int:  # pragma: no cover
+               gmin: np.ndarray, ok: np.ndarray, enough: int) -> int:  # pragma: no cover
     """Per GPU of a node (rows ``r0 ..``): its least free milli over the run and whether the job
     may take it (whole: free throughout; shared: room for ``m`` throughout, the pool having a GPU
     where it would become busy): ``ok[i]`` is ``-1`` if so, else the first slot where it may
-    not. Returns how many may; ``every``: read the whole run of each."""
+    not. Returns how many may; ``every``: read the whole run of each; the GPUs after the
+    ``enough``-th that may are left unread (``ok`` past the run)."""
     pool = rows[0]
     count = 0
     for i in range(ng):
+        if count >= enough:
+            ok[i] = c + p
+            continue
         r = r0 + i
         least = FULL
         ok[i] = -1
@@ -135,15 +141,11 @@ def _retry(ok: np.ndarray, ng: int, g: int, have: int) -> int:  # pragma: no cov
 
 
 @njit(cache=True, nogil=True)
-def _node_room(rows: np.ndarray, r0: int, ng: int, c: int, p: int) -> int:  # pragma: no cover
-    """The least free milli of a node (summed over its GPUs) over slots ``c .. c+p-1``."""
-    least = -1
-    for u in range(c, c + p):
-        s = 0
-        for i in range(ng):
-            s += rows[r0 + i, u]
-        if least < 0 or s < least:
-            least = s
+def _node_room(rows: np.ndarray, r: int, c: int, p: int) -> int:  # pragma: no cover
+    """The least free milli of a node (its row ``r``: summed over its GPUs) over ``c .. c+p-1``."""
+    least = rows[r, c]
+    for u in range(c + 1, c + p):
+        least = min(least, rows[r, u])
     return least
 
 
@@ -169,7 +171,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     K = st[0].shape[0]
     m = st[4][j]
     kind = 2 if g > st[14][0] else (0 if m == FULL else 1)
-    c = _scan(rows, 1 + 4 * K + st[2][K], kind, g, m, p, lo, hi)
+    c = _scan(rows, 1 + 5 * K + st[2][K], kind, g, m, p, lo, hi)
     if c < 0:  # (the common rejection, before the rest is unpacked)
         return -1, 0, 0
     return _search(rows, st, rule, j, g, p, lo, c, hi, kind, nodes, gpus, scratch)
@@ -194,7 +196,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
     counts = counts_of(rows, st)
     for k in range(K):
         nxt[k] = lo
-    every = rule > 0
+    every = rule == 2  # (frag measures every GPU; best-fit reads only those that fit)
     while True:
         nextc = hi
         best = -1
@@ -202,7 +204,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
         best_room = 0
         best_delta = 0.0
         nn = 0
-        if every:
+        if rule > 0:
             for k in range(K):
                 seen[cls[k]] = 0
         for k in range(K):
@@ -211,7 +213,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
             if nxt[k] > c:
                 nextc = min(nextc, nxt[k])
                 continue
-            if every and not many:  # a node untouched over the run: the first of its class only
+            if rule > 0 and not many:  # a node untouched over the run: the first of its class only
                 untouched = True
                 for u in range(c, c + p):
                     if rows[1 + k, u] != cap[k]:
@@ -240,7 +242,8 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
                 continue
             ng = goff[k + 1] - goff[k]
             r0 = GB + goff[k]
-            have = _read_gpus(rows, r0, ng, c, p, m, every, gmin, ok)
+            enough = ng if every or (rule == 1 and m < FULL) else g
+            have = _read_gpus(rows, r0, ng, c, p, m, every, gmin, ok, enough)
             if have < g:
                 nxt[k] = max(c + 1, _retry(ok, ng, g, have))
                 nextc = min(nextc, nxt[k])
@@ -248,7 +251,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
             if rule == 0:
                 best = k
                 break
-            room = _node_room(rows, r0, ng, c, p) - g * m
+            room = _node_room(rows, GB - K + k, c, p) - g * m
             gpu = -1
             if m < FULL:  # the GPU left with the least room over the run
                 for i in range(ng):
@@ -300,7 +303,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
             k = best
             ng = goff[k + 1] - goff[k]
             if rule > 0:  # (first-fit stopped right after reading it)
-                _read_gpus(rows, GB + goff[k], ng, c, p, m, False, gmin, ok)
+                _read_gpus(rows, GB + goff[k], ng, c, p, m, False, gmin, ok, g)
             nodes[0] = k
             if m < FULL:
                 if best_gpu < 0:
@@ -377,6 +380,7 @@ def take(rows: np.ndarray, st: tuple, j: int, g: int, s: int, p: int, nodes: np.
                     rows[r0 + i, u] = 0
                 rows[WF + k, u] = 0
                 rows[MX + k, u] = 0
+                rows[GB - K + k, u] = 0
             else:
                 newly = 0
                 for e2 in range(ngp):
@@ -386,6 +390,7 @@ def take(rows: np.ndarray, st: tuple, j: int, g: int, s: int, p: int, nodes: np.
                     if was == FULL:
                         newly += 1
                 rows[WF + k, u] = wf0 - newly
+                rows[GB - K + k, u] -= m * ngp
                 pool[u] -= newly
                 if m < FULL:  # (a whole-GPU job leaves the partly used GPUs as they were)
                     r = r0 + gpus[0]

@@ -56,7 +56,7 @@ from instances.packing.frag import COVERAGE
 
 from . import _shares_decode as decoder
 from . import _shares_kernel as kernel
-from .placement import check_placement
+from . import shares_rules
 from .profile import Profile, _memo, check_reservation
 from .rules import fifo_order
 
@@ -124,13 +124,13 @@ class SharesProfile(Profile):
     def gpu_rows(self) -> np.ndarray:
         """``(sum g_k, T)``: each GPU's free milli per slot (node by node, index by index)."""
         K, NG = self.num_nodes, int(self.st[2][-1])
-        return self.rows[1 + 4 * K : 1 + 4 * K + NG]
+        return self.rows[1 + 5 * K : 1 + 5 * K + NG]
 
-    def node_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def node_rows(self) -> tuple[np.ndarray, ...]:
         """``(K, T)`` each: wholly free GPUs, most free milli on one partly used GPU, free CPU,
-        free memory."""
+        free memory, free milli summed over the node's GPUs."""
         K = self.num_nodes
-        return tuple(self.rows[1 + i * K : 1 + (i + 1) * K] for i in range(4))  # type: ignore[return-value]
+        return tuple(self.rows[1 + i * K : 1 + (i + 1) * K] for i in range(5))
 
 
 def place_width(inst: Instance) -> tuple[int, int]:
@@ -185,7 +185,7 @@ def _workload(inst: Instance, cap: Capacity) -> tuple[np.ndarray, ...]:
 def new_shares_profile(inst: Instance, reservation: str = "curve",
                        placement: str = "first-fit") -> SharesProfile:
     """The empty :class:`SharesProfile` of a version 3 instance under ``reservation``."""
-    rule = check_placement(placement)
+    rule, seed = shares_rules.rule_code(placement)
     check_reservation(reservation)
     cap = _memo(inst, reservation, lambda: capacity(inst, reservation))  # type: ignore[arg-type]
     sh = cap.shares
@@ -197,10 +197,11 @@ def new_shares_profile(inst: Instance, reservation: str = "curve",
           _memo(inst, reservation + " v3 classes", lambda: _classes(cap, node_model)),
           np.array([cap.sizes.max()], dtype=np.int64))
     K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
-    if (7 + 4 * K + NG) * T * 8 <= _MEMO_BYTES:
+    if (7 + 5 * K + NG) * T * 8 <= _MEMO_BYTES:
         rows = _memo(inst, reservation + " v3 rows", lambda: _readonly(_empty(cap, counts))).copy()
     else:
         rows = _empty(cap, counts)
+    rows = shares_rules.with_aux(rows, rule, seed, cap.sizes)
     return SharesProfile(rows, st, rule, place_width(inst)[0], (inst.gpus, inst.durations))
 
 
@@ -223,16 +224,17 @@ def _empty(cap: Capacity, counts: np.ndarray) -> np.ndarray:
     assert sh is not None
     K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
     extra = -(-counts.size // T)
-    rows = np.zeros((6 + 4 * K + NG + extra, T), dtype=np.int64)
-    rows[6 + 4 * K + NG :].reshape(-1)[: counts.size] = counts
+    rows = np.zeros((6 + 5 * K + NG + extra, T), dtype=np.int64)
+    rows[6 + 5 * K + NG :].reshape(-1)[: counts.size] = counts
     full = np.add.reduceat(sh.gpu_milli == 1000, sh.gpu_offset[:-1]) if NG else np.zeros(K)
     rows[0] = cap.pool
     rows[1 : K + 1] = full[:, None]
     rows[K + 1 : 2 * K + 1] = 0  # no GPU partly used (a withheld one: 0 free)
     rows[2 * K + 1 : 3 * K + 1] = np.minimum(sh.node_cpu, UNLIMITED)[:, None]
     rows[3 * K + 1 : 4 * K + 1] = sh.node_memory[:, None]
-    rows[4 * K + 1 : 4 * K + 1 + NG] = sh.gpu_milli[:, None]
-    C = 4 * K + 1 + NG
+    rows[4 * K + 1 : 5 * K + 1] = np.add.reduceat(sh.gpu_milli, sh.gpu_offset[:-1])[:, None]
+    rows[5 * K + 1 : 5 * K + 1 + NG] = sh.gpu_milli[:, None]
+    C = 5 * K + 1 + NG
     rows[C] = full.max(initial=0)
     rows[C + 1] = int((full == full.max(initial=0)).sum())
     rows[C + 2] = 0
@@ -254,8 +256,9 @@ def serial_starts(prof: SharesProfile, order: Any, jobs: Any, start: np.ndarray 
     out = _NONE if place is None else place
     tmp_start = start if _ready(start) else np.ascontiguousarray(start, dtype=np.int64).copy()
     tmp_place = out if _ready(out) or place is None else out.copy()
-    decoder.decode(prof.rows, prof.st, prof.rule, np.asarray(order, dtype=np.int64).reshape(-1),
-                  jobs, tmp_start, tmp_place, prof.span, fifo)
+    run = shares_rules.decode if prof.rule >= 3 else decoder.decode
+    run(prof.rows, prof.st, prof.rule, np.asarray(order, dtype=np.int64).reshape(-1),
+        jobs, tmp_start, tmp_place, prof.span, fifo)
     if tmp_start is not start:
         start[:] = tmp_start
     if place is not None and tmp_place is not place:
@@ -300,13 +303,16 @@ def occupy(prof: SharesProfile, j: int, s: int, nodes: list[int], gpus: list[int
     nn, gg = np.array(nodes, dtype=np.int64), np.array(gpus or [0], dtype=np.int64)
     kernel.take(prof.rows, prof.st, j, int(prof.jobs_gpus[j]), s, int(prof.jobs_dur[j]), nn,
                 len(nodes), gg, len(gpus))
+    shares_rules.note(prof.rows, prof.st, prof.rule, j, int(prof.jobs_gpus[j]), s,
+                      int(prof.jobs_dur[j]), nn[: len(nodes)])
     if place is not None:
         decoder.record(place, j, prof.span, nn, len(nodes), gg, len(gpus))
 
 
 def _find(prof: SharesProfile, j: int, g: int, p: int, lo: int, hi: int,
           scratch: tuple[np.ndarray, ...]) -> tuple[int, int, int]:
-    return kernel.find(prof.rows, prof.st, prof.rule, j, g, p, lo, hi, *scratch)  # type: ignore[no-any-return]
+    search = shares_rules.find if prof.rule >= 3 else kernel.find
+    return search(prof.rows, prof.st, prof.rule, j, g, p, lo, hi, *scratch)  # type: ignore[no-any-return]
 
 
 def _scratch(prof: SharesProfile) -> tuple[np.ndarray, ...]:
@@ -369,6 +375,8 @@ def parallel_starts(inst: Instance, order: np.ndarray, reservation: str = "curve
                     placement: str = "first-fit", place: np.ndarray | None = None) -> np.ndarray:
     """The parallel scheme on version 3 (:func:`heuristics.listsched.parallel_starts`'s rule)."""
     prof = new_shares_profile(inst, reservation, placement)
+    if prof.rule >= 3:
+        raise ValueError(f"placement: {placement!r} runs in the serial decoder only")
     jobs = _jobs(inst)
     n, T = inst.num_jobs, inst.horizon
     start = np.full(n, -1, dtype=np.int64)

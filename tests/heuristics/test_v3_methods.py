@@ -116,3 +116,42 @@ def test_fit_and_occupy_job_by_job_give_the_serial_decoder() -> None:
         assert start.tolist() == heuristics.listsched.list_starts(
             inst, order, placement=rule, place=whole).tolist()
         assert place.tolist() == whole.tolist()
+
+
+def test_the_summary_rows_follow_the_gpu_rows() -> None:
+    """After a pass, each node's rows are what its GPU rows say (the kernel keeps them)."""
+    inst = instances.generate("openb-shares", seed=5, num_gpus=32, horizon=24)
+    for rule in ("first-fit", "best-fit", "frag"):
+        prof = heuristics.profile.new_profile(inst, "peak", rule)
+        heuristics.decoder.serial_starts(prof, heuristics.rules.order_by(inst, "value"),
+                                         heuristics.decoder.job_arrays(inst))
+        wf, mx, _, _, nf = prof.node_rows()  # type: ignore[attr-defined]
+        gpu = prof.gpu_rows()  # type: ignore[attr-defined]
+        off = prof.st[2]  # type: ignore[attr-defined]
+        for k in range(inst.num_nodes):
+            rows = gpu[off[k] : off[k + 1]]
+            assert (wf[k] == (rows == 1000).sum(axis=0)).all()
+            assert (nf[k] == rows.sum(axis=0)).all()
+            partial = np.where(rows < 1000, rows, 0)
+            assert (mx[k] == partial.max(axis=0)).all()
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("reservation", ["peak", "curve"])
+def test_fifo_with_whole_gpus_only_is_the_version_2_fifo(seed: int, reservation: str) -> None:
+    """FIFO places in order of start, so fixing GPU indices loses nothing to counts: on a
+    version 2 instance made version 3 by a field that binds nothing, the same starts and nodes."""
+    from dataclasses import replace
+
+    base = instances.generate("hc-mixed", seed=seed)
+    for shape in (4, list(instances.openb_node_mix(base.num_gpus, seed))):
+        if isinstance(shape, int) and base.num_gpus % shape:
+            continue
+        v2 = instances.with_nodes(base, shape)
+        v3 = v2.replace(jobs=tuple(replace(j, cpu_milli=1) for j in v2.jobs))
+        assert v3.jobs_use_resources and not v2.jobs_use_resources
+        a = heuristics.fifo.fifo(v2, reservation=reservation).schedule
+        b = heuristics.fifo.fifo(v3, reservation=reservation).schedule
+        assert dict(a.starts) == dict(b.starts)
+        assert {j: dict(c) for j, c in a.placement.items()} == {
+            j: dict(c) for j, c in b.placement.items()}

@@ -182,3 +182,19 @@ def test_frag_takes_the_gpu_of_a_share_that_fragments_least() -> None:
              "y": (4, {"n0": [0]})}
     _list(inst, "frag", frag)
     _list(inst, "first-fit", first, wrong=frag)
+
+
+def test_gpus_fixed_as_jobs_are_placed_out_of_time_order_can_block_what_counts_allow() -> None:
+    # a (slot 0) and b (slot 2) on GPU 0, then c (slots 0-1) on GPU 1: d (2 slots from 1)
+    # finds one GPU free at slot 1 (GPU 0) and one at slot 2 (GPU 1), but neither for
+    # both, so it waits for slot 2 (GPU 1). The version 2 count rule starts it at 1. FIFO places
+    # in order of start, where a GPU free at the start stays free, so there the two agree.
+    jobs = [Job("a", 1, 1), Job("b", 1, 1, release=2), Job("c", 1, 2), Job("d", 1, 2, release=1)]
+    v2 = _inst([Node("n0", 2)], jobs, T=5)
+    v3 = _inst([Node("n0", 2)], [Job(j.name, 1, j.duration, release=j.release, cpu_milli=1)
+                                 for j in jobs], T=5)
+    order = np.arange(4)
+    assert heuristics.listsched.list_starts(v3, order).tolist() == [0, 2, 0, 2]
+    assert heuristics.listsched.list_starts(v2, order).tolist() == [0, 2, 0, 1]
+    assert decode_ref(v3, [0, 1, 2, 3])[0] == [0, 2, 0, 2]
+    assert (heuristics.fifo.fifo_starts(v3).tolist() == heuristics.fifo.fifo_starts(v2).tolist())

@@ -323,7 +323,7 @@ def test_peak_withholds_the_last_nodes_highest_indices() -> None:
 def test_code_that_reads_version_2_only_refuses_version_3() -> None:
     inst = _inst()
     # job_placements and the Lagrangian bound read version 3 (tests/milp/test_milp_v3*.py)
-    with pytest.raises(ValueError, match="version 3 resources are not supported by Schedule.from_array yet"):
+    with pytest.raises(ValueError, match=r"not supported by Schedule\.from_array yet"):
         Schedule.from_array(inst, np.zeros(3, dtype=np.int64), np.zeros((3, 1), dtype=np.int64))
     # models, CPU and memory alone leave the Lagrangian bound valid (they only restrict)
     plain = _inst((Job("a", 2, 1, cpu_milli=5),))

@@ -1,0 +1,282 @@
+"""FGD's six placement policies as rules of the version 3 decoder, compiled (docs/packing-time.md).
+
+The earliest start with a valid placement does not depend on the rule (a rule
+only chooses among the nodes that have one there), so :func:`find` asks
+:func:`heuristics._shares_kernel.find` for it and then scores, at that start,
+every node with a valid placement by the packing policy's own score
+(:mod:`heuristics.packing.scores`, the one copy of each), read on the node's
+**run state**: each GPU's least free milli over the run and the least free
+CPU over the run (what the node has free throughout). The highest score wins,
+ties to the earliest node. Codes (after :data:`heuristics.placement.PLACEMENTS`):
+3 ``random``, 4 ``dotprod``, 5 ``clustering``, 6 ``packing``, 7 ``bestfit``,
+8 ``fgd``.
+
+- ``clustering`` reads the classes of the jobs running on the node at any
+  slot of the run: rows appended to the state (:func:`aux_rows`), per node and
+  class (0 a share, ``g`` whole GPUs), the jobs of that class running there
+  per slot; :func:`note` keeps them after each placement.
+- ``random`` draws the node uniformly among those with a valid placement and
+  a share's GPU among those it may take, with the draws ``u_node[j]``,
+  ``u_gpu[j]`` of :func:`heuristics.packing.place` (the state's last row
+  holds the seed).
+- ``fgd``'s workload is FGD's target workload over the instance's one-node
+  jobs with fixed frequencies (``freq``), not the jobs still to place.
+
+A whole-GPU job takes its lowest-indexed GPUs free for the run; a share takes
+FGD's GPU (``fgd``), a random one (``random``) or the one left with the least
+room over the run (the others), among the GPUs it may take. A job on whole
+nodes takes the kernel's lexicographic set under every rule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from instances.packing import node_frag
+
+from ._shares_decode import record
+from ._shares_kernel import _layout, _node_fail, _read_gpus, counts_of, take
+from ._shares_kernel import find as kernel_find
+from .packing.scores import (
+    bestfit_score,
+    clustering_score,
+    dotprod_score,
+    fgd_score,
+    packing_score,
+)
+
+__all__ = ["FIRST", "aux_base", "decode", "find", "note"]
+
+FIRST = 3
+"""Code of the first policy rule; codes below are the kernel's own rules."""
+
+RANDOM, DOTPROD, CLUSTERING, PACKING, BESTFIT, FGD = range(FIRST, FIRST + 6)
+FULL = 1000
+
+
+@njit(cache=True, nogil=True)
+def aux_base(rows: np.ndarray, st: tuple) -> int:  # pragma: no cover (compiled)
+    """First of the clustering rows (``K * (largest + 1)`` of them, before the seed row)."""
+    K = st[0].shape[0]
+    return rows.shape[0] - 1 - K * (st[14][0] + 1)
+
+
+@njit(cache=True, nogil=True)
+def note(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, s: int, p: int,
+         nodes: np.ndarray, nn: int) -> None:  # pragma: no cover (compiled)
+    """Count job ``j`` (one node, from slot ``s`` for ``p`` slots) in the clustering rows."""
+    if rule != CLUSTERING or nn != 1:
+        return
+    W1 = st[14][0] + 1
+    q = 0 if st[4][j] < FULL else g
+    r = aux_base(rows, st) + nodes[0] * W1 + q
+    for u in range(s, s + p):
+        rows[r, u] += 1
+
+
+@njit(cache=True, nogil=True)
+def _classes(rows: np.ndarray, st: tuple, k: int, q: int, c: int, p: int) -> tuple[int, int]:
+    # pragma: no cover (compiled)
+    """Jobs of class ``q`` on node ``k`` at some slot of the run (the most at one slot), and
+    how many classes run there at some slot of it."""
+    W1 = st[14][0] + 1
+    r0 = aux_base(rows, st) + k * W1
+    same, classes = 0, 0
+    for e in range(W1):
+        most = 0
+        for u in range(c, c + p):
+            most = max(most, rows[r0 + e, u])
+        if most > 0:
+            classes += 1
+        if e == q:
+            same = most
+    return same, classes
+
+
+@njit(cache=True, nogil=True)
+def _score(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, k: int, c: int, p: int,
+           gmin: np.ndarray, ok: np.ndarray, freq: np.ndarray, tmp: np.ndarray,
+           left: np.ndarray) -> tuple[int, int]:  # pragma: no cover (compiled)
+    """The policy's score of node ``k``'s run state, and FGD's GPU for a share (else -1)."""
+    goff, milli, cpu, model = st[2], st[4], st[5], st[7]
+    t_cpu, t_milli, t_gpus, t_allowed = st[9], st[10], st[11], st[12]
+    K = st[0].shape[0]
+    CP = _layout(K, goff[K])[2]
+    ng = goff[k + 1] - goff[k]
+    m, cj = milli[j], cpu[j]
+    cmin = rows[CP + k, c]
+    for u in range(c, c + p):
+        cmin = min(cmin, rows[CP + k, u])
+    total = 0
+    full = 0
+    for i in range(ng):
+        total += gmin[i]
+        full += gmin[i] == FULL
+    if rule == DOTPROD:
+        return dotprod_score(cmin, total, cj, g * m), -1
+    if rule == BESTFIT:
+        return bestfit_score(cmin, total, cj, g * m), -1
+    if rule == CLUSTERING:
+        same, classes = _classes(rows, st, k, 0 if m < FULL else g, c, p)
+        return clustering_score(total, same, classes, g), -1
+    if rule == PACKING:  # a share scores on the GPUs it may take (the others offer it nothing)
+        for i in range(ng):
+            left[i] = gmin[i] if (m == FULL or ok[i] < 0) else 0
+        return packing_score(left[:ng], full, g, m), -1
+    before = node_frag(cmin, gmin[:ng], model[k], t_cpu, t_milli, t_gpus, t_allowed, freq)
+    takeable = True
+    for i in range(ng):
+        if m < FULL and gmin[i] >= m and ok[i] >= 0:
+            takeable = False
+    if m == FULL or takeable:
+        return fgd_score(gmin[:ng], cmin, model[k], before, g, m, cj, tmp, t_cpu,
+                         t_milli, t_gpus, t_allowed, freq)
+    # some GPU with room is refused (the pool has no GPU to make busy at a slot of the run):
+    # FGD's choice among the GPUs the share may take, each scored by fgd_score on the state
+    # after it (as a change of no GPUs: the same sigmoid of the same fragmentation)
+    score, gpu = -1, -1
+    for i in range(ng):
+        if ok[i] >= 0:
+            continue
+        seen = False
+        for q in range(i):
+            if ok[q] < 0 and gmin[q] == gmin[i]:
+                seen = True
+                break
+        if seen:
+            continue
+        for q in range(ng):
+            left[q] = gmin[q]
+        left[i] -= m
+        s = fgd_score(left[:ng], cmin, model[k], before, 0, 0, cj, tmp, t_cpu, t_milli,
+                      t_gpus, t_allowed, freq)[0]
+        if gpu < 0 or s > score:
+            score, gpu = s, i
+    return score, gpu
+
+
+@njit(cache=True, nogil=True)
+def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
+         nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray, u_node: np.ndarray,
+         u_gpu: np.ndarray, freq: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover
+    """:func:`heuristics._shares_kernel.find` under a policy rule (module notes).
+
+    ``scratch``: int64 ``(5, max(K, largest node) + 1)``.
+    """
+    s, nn, ngp = kernel_find(rows, st, 0, j, g, p, lo, hi, nodes, gpus, scratch)
+    if s < 0 or g > st[14][0]:
+        return s, nn, ngp
+    sizes, goff, elig, milli, cpu, mem = st[0], st[2], st[3], st[4], st[5], st[6]
+    K = sizes.shape[0]
+    GB = _layout(K, goff[K])[4]
+    m, cj, mj = milli[j], cpu[j], mem[j]
+    gmin, ok, tmp, left, cand = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4]
+    cap, cls = st[1], st[13]
+    seen = cand  # (random keeps its candidates here; the others the classes already scored)
+    if rule != RANDOM:
+        for k in range(K):
+            seen[cls[k]] = 0
+    best, best_score, best_gpu, count = -1, -1, -1, 0
+    for k in range(K):
+        if not elig[j, k] or _node_fail(rows, K, k, s, p, m == FULL, g, m, cj, mj) >= 0:
+            continue
+        if rule != RANDOM:  # of the nodes nothing runs on over the run, the first of a class
+            untouched = True  # scores for all of them (equal scores: the earliest wins)
+            for u in range(s, s + p):
+                if rows[1 + k, u] != cap[k]:
+                    untouched = False
+                    break
+            if untouched:
+                if seen[cls[k]]:
+                    continue
+                seen[cls[k]] = 1
+        ng = goff[k + 1] - goff[k]
+        if _read_gpus(rows, GB + goff[k], ng, s, p, m, True, gmin, ok) < g:
+            continue
+        if rule == RANDOM:
+            cand[count] = k
+            count += 1
+            continue
+        score, gpu = _score(rows, st, rule, j, g, k, s, p, gmin, ok, freq, tmp, left)
+        if score > best_score:
+            best, best_score, best_gpu = k, score, gpu
+    if rule == RANDOM:
+        best = cand[min(int(u_node[j] * count), count - 1)]
+    k = best
+    ng = goff[k + 1] - goff[k]
+    _read_gpus(rows, GB + goff[k], ng, s, p, m, True, gmin, ok)
+    nodes[0] = k
+    if m == FULL:
+        taken = 0
+        for i in range(ng):  # the lowest-indexed GPUs free for the whole run
+            if ok[i] < 0 and taken < g:
+                gpus[taken] = i
+                taken += 1
+        return s, 1, taken
+    gpu = best_gpu if rule == FGD else -1
+    if rule == RANDOM:
+        room = 0
+        for i in range(ng):
+            room += ok[i] < 0
+        pick = min(int(u_gpu[j] * room), room - 1)
+        for i in range(ng):
+            if ok[i] < 0:
+                if pick == 0:
+                    gpu = i
+                    break
+                pick -= 1
+    elif gpu < 0:  # best fit: the least room over the run, the first of equals
+        for i in range(ng):
+            if ok[i] < 0 and (gpu < 0 or gmin[i] < gmin[gpu]):
+                gpu = i
+    gpus[0] = gpu
+    return s, 1, 1
+
+
+@njit(cache=True, nogil=True)
+def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.ndarray,
+           start: np.ndarray, place: np.ndarray, span: int, fifo: bool, u_node: np.ndarray,
+           u_gpu: np.ndarray, freq: np.ndarray) -> np.ndarray:  # pragma: no cover
+    """:func:`heuristics._shares_decode.decode` under a policy rule (the serial decoder).
+
+    Raises
+    ------
+    IndexError
+        If ``order`` holds an index outside ``[-n, n)``.
+    """
+    n = jobs.shape[1]
+    for i in range(order.shape[0]):
+        if order[i] < -n or order[i] >= n:
+            raise IndexError("order: job index out of range")
+    T = rows.shape[1]
+    sizes = st[0]
+    K = sizes.shape[0]
+    width = K + 1
+    for k in range(K):
+        width = max(width, sizes[k] + 1)
+    scratch = np.zeros((5, width), dtype=np.int64)
+    nodes = np.empty(width, dtype=np.int64)
+    gpus = np.empty(width, dtype=np.int64)
+    shape = st[8]
+    counts = counts_of(rows, st)
+    keep = place.shape[0] > 0
+    last = 0
+    for i in range(order.shape[0]):
+        j = order[i] + n if order[i] < 0 else order[i]
+        g, p, lo, hi = jobs[0, j], jobs[1, j], jobs[2, j], min(jobs[3, j], T)
+        if shape[j] >= 0:  # (the kernel's frag workload travels with the state)
+            counts[shape[j]] -= 1
+        if fifo:
+            lo = max(lo, last)
+        s, nn, ngp = find(rows, st, rule, j, g, p, lo, hi, nodes, gpus, scratch, u_node, u_gpu,
+                          freq)
+        if s < 0:
+            continue
+        take(rows, st, j, g, s, p, nodes, nn, gpus, ngp)
+        note(rows, st, rule, j, g, s, p, nodes, nn)
+        start[j] = s
+        last = s
+        if keep:
+            record(place, j, span, nodes, nn, gpus, ngp)
+    return start
