@@ -192,7 +192,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
                     continue
                 seen[cls[k]] = 1
         ng = goff[k + 1] - goff[k]
-        if _read_gpus(rows, GB + goff[k], ng, s, p, m, True, gmin, ok) < g:
+        if _read_gpus(rows, GB + goff[k], ng, s, p, m, True, gmin, ok, ng) < g:
             continue
         if rule == RANDOM:
             cand[count] = k
@@ -205,7 +205,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
         best = cand[min(int(u_node[j] * count), count - 1)]
     k = best
     ng = goff[k + 1] - goff[k]
-    _read_gpus(rows, GB + goff[k], ng, s, p, m, True, gmin, ok)
+    _read_gpus(rows, GB + goff[k], ng, s, p, m, True, gmin, ok, ng)
     nodes[0] = k
     if m == FULL:
         taken = 0
