@@ -17,6 +17,10 @@ each ratio is taken pair by pair and the median of the pairs is reported):
   the same pass flat, for each placement rule: the whole call (profile built,
   decoded) and the decoder alone on a copy of a built profile.
 
+With ``--before``, the starts and placements of the list passes (flat, and
+on 32 nodes of 8 GPUs for each rule) are first compared, by hash, with the
+older tree's; the exit code is 1 when one differs.
+
 Usage::
 
     python benchmarks/bench_capacity.py [--before DIR] [--rounds 7] [--reps 21] [--quick]
@@ -35,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 WORKER = r"""
-import statistics, sys, time
+import hashlib, json, statistics, sys, time
 import numpy as np
 import instances
 from heuristics.backfill import conservative_starts, easy_starts
@@ -93,8 +97,23 @@ def case(name):
     }[what]
 
 
+def digest(name):
+    # the starts and placements of the list pass of case ``name``, hashed (the same API in both trees)
+    from heuristics.placement import new_place
+    where, _, rule = (name.split(":") + ["first-fit"])[:3]
+    inst = inst_of(where)
+    place = new_place(inst)
+    kw = {"placement": rule, "place": place} if inst.has_nodes else {}
+    start = list_starts(inst, order_by(inst, "priority"), "curve", **kw)
+    text = json.dumps([start.tolist(), place.tolist() if inst.has_nodes else []])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 for line in sys.stdin:
     name, reps = line.split()
+    if reps == "digest":
+        print(digest(name), flush=True)
+        continue
     fn = case(name)
     fn()
     times = []
@@ -112,6 +131,8 @@ NODE_CASES = ("large2000@8:list", "large2000@8:list:best-fit", "large2000@8:list
               "large2000@8:fifo", "large2000@8:easy", "large2000@8:parallel",
               "large2000@8:sampling", "large2000@8:search")
 RULES = ("first-fit", "best-fit", "frag")
+SCHEDULE_CASES = (*FLAT_CASES[:3], *(f"large2000@8:list:{rule}" for rule in RULES))
+"""The list passes whose starts and placements are compared with the older tree's."""
 
 
 class Worker:
@@ -131,6 +152,13 @@ class Worker:
         if not line:
             raise RuntimeError(f"the worker stopped on {name!r} (exit {self.proc.wait()})")
         return float(line)
+
+    def digest(self, name: str) -> str:
+        """The hash of the starts and placements of the list pass of case ``name``."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"{name} digest\n")
+        self.proc.stdin.flush()
+        return self.proc.stdout.readline().strip()
 
     def close(self) -> None:
         assert self.proc.stdin is not None
@@ -175,9 +203,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Python {platform.python_version()}, numpy {numpy.__version__}, numba {numba.__version__}, "
           f"{os.cpu_count()} cores; {args.rounds} rounds of medians of {args.reps} calls")
     after = Worker(ROOT)
+    differ: list[str] = []
     try:
         if args.before is not None:
             before = Worker(args.before.resolve())
+            differ = [name for name in SCHEDULE_CASES if before.digest(name) != after.digest(name)]
+            print(f"starts and placements of the {len(SCHEDULE_CASES)} list passes against the older "
+                  f"tree: {'identical' if not differ else 'DIFFERENT in ' + ', '.join(differ)}")
             cases = FLAT_CASES[:3] if args.quick else FLAT_CASES + NODE_CASES
             print(f"\n{'call':30s} {'before ms':>10s} {'after ms':>10s} {'after/before':>13s}")
             for name in cases:
@@ -192,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{what + ' ' + rule:30s} {1e3 * t0:10.3f} {1e3 * t1:10.3f} {ratio:12.2f}x")
     finally:
         after.close()
-    return 0
+    return 1 if args.before is not None and differ else 0
 
 
 if __name__ == "__main__":

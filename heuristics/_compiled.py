@@ -6,7 +6,8 @@ with room and stops at the first run of ``p``, then takes the GPUs. Plain
 loops, compiled, so no per-job call overhead. With one node (a flat pool)
 the pool row alone decides, as in :func:`heuristics.profile.fit`; with more,
 the scan prunes by the summary rows and the nodes are tested only at the
-starts that pass it. :func:`heuristics.decoder.serial_starts_numpy` is the
+starts that pass it (a kernel compiled for node sets of one word, up to 64
+nodes, and one for any number). :func:`heuristics.decoder.serial_starts_numpy` is the
 vectorized version it is held to, and what runs when numba is not installed.
 
 Importing this module raises :class:`ImportError` when numba is missing;
@@ -16,6 +17,8 @@ only the first process after an install pays the compilation.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -86,12 +89,12 @@ def _job(i: int, jobs: np.ndarray, T: int) -> tuple[int, int, int, int, int]:  #
     return j, jobs[0, j], jobs[1, j], jobs[2, j], min(jobs[3, j], T)
 
 
-@njit(cache=True, nogil=True)
-def _first_fit(row: np.ndarray, g: int, p: int, t: int, hi: int) -> int:  # pragma: no cover
-    """The earliest start ``s >= t`` with ``row[s : s + p] >= g`` and ``s + p <= hi``, or ``-1``."""
+@njit(cache=True, nogil=True, inline="always")
+def _first_fit(rows: np.ndarray, r: int, g: int, p: int, t: int, hi: int) -> int:  # pragma: no cover
+    """The earliest start ``s >= t`` with ``rows[r, s : s + p] >= g`` and ``s + p <= hi``, or ``-1``."""
     run = 0
     while t < hi:
-        if row[t] >= g:
+        if rows[r, np.uint64(t)] >= g:  # (an unsigned index: no wraparound test)
             run += 1
         else:
             run = 0
@@ -103,19 +106,19 @@ def _first_fit(row: np.ndarray, g: int, p: int, t: int, hi: int) -> int:  # prag
 
 @njit(cache=True, nogil=True)
 def _one_node(
-    pool: np.ndarray, order: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
+    rows: np.ndarray, order: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
 ) -> np.ndarray:  # pragma: no cover
     """:func:`serial_starts_compiled` on one node, which never binds: the pool row decides."""
-    T = pool.shape[0]
+    T = rows.shape[1]
     record = place.shape[0] > 0
     for i in range(order.shape[0]):
         j, g, p, lo, hi = _job(order[i], jobs, T)
         if lo < 0 or hi - lo < p:
             continue
-        s = _first_fit(pool, g, p, lo, hi)
+        s = _first_fit(rows, 0, g, p, lo, hi)
         if s >= 0:
             for t in range(s, s + p):
-                pool[t] -= g
+                rows[0, t] -= g
             start[j] = s
             if record:
                 place[j, 0] = 0
@@ -158,183 +161,226 @@ def serial_starts_compiled(
         if order[i] < -n or order[i] >= n:
             raise IndexError("order: job index out of range")
     if sizes.shape[0] == 1:
-        return _one_node(rows[0], order, jobs, start, place)
-    return _nodes(rows, sizes, levels, frag, rule, order, jobs, start, place)
+        return _one_node(rows, order, jobs, start, place)
+    if sizes.shape[0] <= 64:
+        return _NODES_ONE_WORD(rows, sizes, levels, frag, rule, order, jobs, start, place)
+    return _NODES(rows, sizes, levels, frag, rule, order, jobs, start, place)
 
 
-@njit(cache=True, nogil=True)
-def _nodes(
-    rows: np.ndarray, sizes: np.ndarray, levels: np.ndarray, frag: np.ndarray, rule: int,
-    order: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
-) -> np.ndarray:  # pragma: no cover
-    """:func:`serial_starts_compiled` on several nodes.
+def _node_kernel(one_word: bool) -> Any:
+    """The kernel on several nodes, compiled with ``W = 1`` (at most 64 nodes) when ``one_word``.
 
-    The scan of one summary row (the pool's room bounded by ``maxfree`` for a
-    one-node job, by ``whole`` for a multi-node one) finds the starts where
-    the pool and some node have room. There the AND over the window of the
-    level rows gives the nodes with room for the job as bits, and only those
-    are scored, in node order: a node wholly free over the window without
-    reading it, and only the first of its size (the others tie with it).
+    The node sets are words of 64 bits; with one word the loops over words
+    go at compile time, and the kernel holds fewer values in registers.
     """
-    K = sizes.shape[0]
-    T = rows.shape[1]
-    L = levels.shape[0]
-    W = (K + 63) // 64
-    pool = rows[0]
-    node_free = rows[1 : K + 1]
-    maxfree = rows[K + 1]
-    nmax = rows[K + 2]
-    whole = rows[K + 3]
-    fit_one = rows[K + 4]
-    fit_many = rows[K + 5]
-    base = K + 6  # rows[base + i * W + w]: word w of the nodes with levels[i] GPUs free or more
-    largest = 0
-    for k in range(K):
-        largest = max(largest, sizes[k])
-    floor = np.zeros(largest + 1, dtype=np.int64)  # v: the index of the highest level <= v
-    for i in range(L):
-        for v in range(levels[i], largest + 1):
-            floor[v] = i
-    one = np.uint64(1)
-    of_size = np.zeros((L, W), dtype=np.uint64)  # level i: the nodes of that size, as bits
-    for k in range(K):
-        of_size[floor[sizes[k]], k >> 6] |= one << np.uint64(k & 63)
-    elig = np.empty(K, dtype=np.int64)
-    chosen = np.empty(K, dtype=np.int64)
-    suffix = np.empty(K + 1, dtype=np.int64)
-    empty = np.empty(W, dtype=np.uint64)  # the nodes wholly free over a window
-    cand = np.empty(W, dtype=np.uint64)  # the nodes a rule scores
-    top = 0
-    for i in range(order.shape[0]):
-        g = jobs[0, order[i]]
-        if g > largest and g > top:
-            top = g
-    reach = np.empty((K + 1, top + 1 if top >= 62 else 1), dtype=np.bool_)
-    record = place.shape[0] > 0
-    for i in range(order.shape[0]):
-        j, g, p, lo, hi = _job(order[i], jobs, T)
-        if lo < 0 or hi - lo < p:
-            continue
-        many = g > largest
-        s = -1
-        nchosen = 0
-        c = lo - 1
-        while True:  # the starts with p slots where the pool and the nodes have room
-            c = _first_fit(fit_many if many else fit_one, g, p, c + 1, hi)
-            if c < 0:
-                break
-            if many or rule > 0:  # the nodes wholly free over the window
-                for w in range(W):
-                    empty[w] = 0
-                    for e in range(L):
-                        x = of_size[e, w]
-                        if x != np.uint64(0):
+
+    @njit(cache=True, nogil=True)
+    def _nodes(
+        rows: np.ndarray, sizes: np.ndarray, levels: np.ndarray, frag: np.ndarray, rule: int,
+        order: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
+    ) -> np.ndarray:  # pragma: no cover
+        """:func:`serial_starts_compiled` on several nodes.
+
+        The scan of one summary row (the pool's room bounded by ``maxfree`` for a
+        one-node job, by ``whole`` for a multi-node one) finds the starts where
+        the pool and some node have room. There the AND over the window of the
+        level rows gives the nodes with room for the job as bits, and only those
+        are scored, in node order: a node wholly free over the window without
+        reading it, and only the first of its size (the others tie with it).
+        """
+        K = sizes.shape[0]
+        T = rows.shape[1]
+        L = levels.shape[0]
+        W = 1 if one_word else (K + 63) // 64  # (a constant in the one-word kernel)
+        # rows: 0 the pool, 1 + k node k, then K + 1 maxfree, K + 2 nmax, K + 3 whole, K + 4 fit_one,
+        # K + 5 fit_many (heuristics.profile.Profile.summaries), indexed in place (no views)
+        base = K + 6  # rows[base + i * W + w]: word w of the nodes with levels[i] GPUs free or more
+        largest = 0
+        for k in range(K):
+            largest = max(largest, sizes[k])
+        floor = np.full(largest + 1, -1, dtype=np.int64)  # v: the index of the highest level <= v (or -1)
+        for i in range(L):
+            for v in range(levels[i], largest + 1):
+                floor[v] = i
+        one = np.uint64(1)
+        of_size = np.zeros((L, W), dtype=np.uint64)  # level i: the nodes of that size, as bits
+        for k in range(K):
+            of_size[floor[sizes[k]], k >> 6] |= one << np.uint64(k & 63)
+        elig = np.empty(K, dtype=np.int64)
+        chosen = np.empty(K, dtype=np.int64)
+        suffix = np.empty(K + 1, dtype=np.int64)
+        empty = np.empty(W, dtype=np.uint64)  # the nodes wholly free over a window
+        cand = np.empty(W, dtype=np.uint64)  # the nodes a rule scores
+        top = 0
+        for i in range(order.shape[0]):
+            g = jobs[0, order[i]]
+            if g > largest and g > top:
+                top = g
+        reach = np.empty((K + 1, top + 1 if top >= 62 else 1), dtype=np.bool_)
+        record = place.shape[0] > 0
+        for i in range(order.shape[0]):
+            j, g, p, lo, hi = _job(order[i], jobs, T)
+            if lo < 0 or hi - lo < p:
+                continue
+            many = g > largest
+            s = -1
+            nchosen = 0
+            c = lo - 1
+            while True:  # the starts with p slots where the pool and the nodes have room
+                if many:
+                    c = _first_fit(rows, K + 5, g, p, c + 1, hi)
+                else:
+                    c = _first_fit(rows, K + 4, g, p, c + 1, hi)
+                if c < 0:
+                    break
+                if many or rule > 0:  # the nodes wholly free over the window
+                    for w in range(W):
+                        empty[w] = 0
+                        for e in range(L):
+                            x = of_size[e, w]
+                            if x != np.uint64(0):
+                                for u in range(c, c + p):
+                                    x &= np.uint64(rows[base + e * W + w, u])
+                                empty[w] |= x
+                if many:
+                    # first the greedy: the wholly free nodes in order, each that still fits; when it
+                    # reaches g exactly it is the lexicographically smallest subset (each node it
+                    # takes completes, each it skips is too large), else the subset search decides
+                    rest = g
+                    m = 0
+                    for w in range(W):
+                        x = empty[w]
+                        while x != np.uint64(0) and rest > 0:
+                            k = w * 64 + _ctz(x)
+                            x &= x - one
+                            if sizes[k] <= rest:
+                                chosen[m] = k
+                                m += 1
+                                rest -= sizes[k]
+                    if rest == 0:
+                        nchosen = m
+                    else:
+                        m = 0
+                        for w in range(W):
+                            x = empty[w]
+                            while x != np.uint64(0):
+                                elig[m] = w * 64 + _ctz(x)
+                                m += 1
+                                x &= x - one
+                        if m == 0:
+                            continue
+                        nchosen = _lexicographic_subset(sizes, elig, m, g, chosen, suffix, reach)
+                        if nchosen == 0:
+                            continue
+                else:
+                    # the nodes with room for g GPUs, or more when g is not a level (all nodes, each
+                    # read, when it is below the lowest: not one of the instance's job sizes)
+                    e = floor[g]
+                    exact = e >= 0 and levels[e] == g
+                    for w in range(W):
+                        x = ~np.uint64(0) if w < K >> 6 else (one << np.uint64(K & 63)) - one
+                        if e >= 0:
                             for u in range(c, c + p):
                                 x &= np.uint64(rows[base + e * W + w, u])
-                            empty[w] |= x
-            if many:
-                m = 0
-                for w in range(W):
-                    x = empty[w]
-                    while x != np.uint64(0):
-                        elig[m] = w * 64 + _ctz(x)
-                        m += 1
-                        x &= x - one
-                if m == 0:
-                    continue
-                nchosen = _lexicographic_subset(sizes, elig, m, g, chosen, suffix, reach)
-                if nchosen == 0:
-                    continue
-            else:
-                e = floor[g]  # the nodes with room for g GPUs, or more when g is not a level
-                exact = levels[e] == g
-                for w in range(W):
-                    x = ~np.uint64(0)
-                    for u in range(c, c + p):
-                        x &= np.uint64(rows[base + e * W + w, u])
-                    cand[w] = x if rule == 0 else x & ~empty[w]
-                if rule > 0:  # and of the wholly free nodes of size >= g, the first of each size
-                    for f in range(e if exact else e + 1, L):
-                        for w in range(W):
-                            y = empty[w] & of_size[f, w]
-                            if y != np.uint64(0):
-                                cand[w] |= y & (~y + one)
-                                break
-                best = -1
-                best_room = 0
-                best_delta = 0
-                stop = False
-                for w in range(W):  # the candidates in node order
-                    x = cand[w]
-                    while x != np.uint64(0) and not stop:
-                        k = w * 64 + _ctz(x)
-                        x &= x - one
-                        size = sizes[k]
-                        room = size  # least free count over the window
-                        delta = 0
-                        if rule > 0 and (empty[w] >> np.uint64(k & 63)) & one:  # wholly free: not read
-                            if rule == 2:
-                                delta = p * (frag[k, size - g] - frag[k, size])
-                        elif rule > 0 or not exact:
-                            for u in range(c, c + p):
-                                f = node_free[k, u]
-                                if f < room:
-                                    room = f
-                                if rule == 2 and f >= g:
-                                    delta += frag[k, f - g] - frag[k, f]
-                            if room < g:
-                                continue  # (g not a level: a node with less room than it needs)
-                        if best < 0 or (rule == 1 and room < best_room) or (
-                            rule == 2 and (delta < best_delta or (delta == best_delta and room < best_room))
-                        ):
-                            best, best_room, best_delta = k, room, delta
-                            # first-fit takes the first; best-fit stops at a node left with no room
-                            stop = rule == 0 or (rule == 1 and room == g)
-                    if stop:
-                        break
-                if best < 0:
-                    continue
-                chosen[0] = best
-                nchosen = 1
-            s = c
-            break
-        if s < 0:
-            continue
-        for u in range(s, s + p):
-            pool[u] -= g
-        for e in range(nchosen):
-            k = chosen[e]
-            take = g if nchosen == 1 else sizes[k]
-            bit = ~(np.int64(1) << (k & 63))
-            for u in range(s, s + p):
-                before = node_free[k, u]
-                node_free[k, u] = before - take
-                if before == sizes[k]:  # no longer wholly free
-                    whole[u] -= before
-                for f in range(floor[before], -1, -1):  # the levels it no longer holds
-                    if levels[f] <= before - take:
-                        break
-                    rows[base + f * W + (k >> 6), u] &= bit
-                if before == maxfree[u]:
-                    if nmax[u] > 1:  # another node still has that much
-                        nmax[u] -= 1
-                    else:
+                        cand[w] = x if rule == 0 else x & ~empty[w]
+                    if rule > 0:  # and of the wholly free nodes of size >= g, the first of each size
+                        for f in range(e if exact else e + 1, L):
+                            for w in range(W):
+                                y = empty[w] & of_size[f, w]
+                                if y != np.uint64(0):
+                                    cand[w] |= y & (~y + one)
+                                    break
+                    best = -1
+                    best_room = 0
+                    best_delta = 0
+                    stop = False
+                    for w in range(W):  # the candidates in node order
+                        x = cand[w]
+                        while x != np.uint64(0) and not stop:
+                            k = w * 64 + _ctz(x)
+                            x &= x - one
+                            size = sizes[k]
+                            room = size  # least free count over the window
+                            delta = 0
+                            if rule > 0 and (empty[w] >> np.uint64(k & 63)) & one:  # wholly free: not read
+                                if rule == 2:
+                                    delta = p * (frag[k, size - g] - frag[k, size])
+                            elif rule > 0 or not exact:
+                                for u in range(c, c + p):
+                                    f = rows[1 + k, u]
+                                    if f < room:
+                                        room = f
+                                    if rule == 2 and f >= g:
+                                        delta += frag[k, f - g] - frag[k, f]
+                                if room < g:
+                                    continue  # (g not a level: a node with less room than it needs)
+                            if best < 0 or (rule == 1 and room < best_room) or (
+                                rule == 2 and (delta < best_delta or (delta == best_delta and room < best_room))
+                            ):
+                                best, best_room, best_delta = k, room, delta
+                                # first-fit takes the first; best-fit stops at a node left with no room
+                                stop = rule == 0 or (rule == 1 and room == g)
+                        if stop:
+                            break
+                    if best < 0:
+                        continue
+                    chosen[0] = best
+                    nchosen = 1
+                s = c
+                break
+            if s < 0:
+                continue
+            for e in range(nchosen):  # take the GPUs, node by node, keeping the summaries branch-free
+                k = chosen[e]
+                size = sizes[k]
+                take = g if nchosen == 1 else size
+                nk = 1 + k
+                hi_f = -1  # the highest level a slot of the window held before
+                lo_a = size  # the least free after
+                last = e == nchosen - 1
+                for u in range(s, s + p):
+                    before = rows[nk, u]
+                    after = before - take
+                    rows[nk, u] = after
+                    rows[K + 3, u] -= size if before == size else 0  # no longer wholly free
+                    left = rows[K + 2, u] - (1 if before == rows[K + 1, u] else 0)  # nodes with the most
+                    rows[K + 2, u] = left
+                    if left == 0:  # it was the only node with the most free
                         mx = 0
                         cm = 0
                         for q in range(K):
-                            f = node_free[q, u]
+                            f = rows[1 + q, u]
                             if f > mx:
                                 mx = f
                                 cm = 1
                             elif f == mx:
                                 cm += 1
-                        maxfree[u] = mx
-                        nmax[u] = cm
-        for u in range(s, s + p):
-            fit_one[u] = min(pool[u], maxfree[u])
-            fit_many[u] = min(pool[u], whole[u])
-        start[j] = s
-        if record:
-            for e in range(place.shape[1]):
-                place[j, e] = chosen[e] if e < nchosen else -1
-    return start
+                        rows[K + 1, u] = mx
+                        rows[K + 2, u] = cm
+                    if last:  # the pool, and the rows the scan reads
+                        pu = rows[0, u] - g
+                        rows[0, u] = pu
+                        rows[K + 4, u] = min(pu, rows[K + 1, u])
+                        rows[K + 5, u] = min(pu, rows[K + 3, u])
+                    hi_f = max(hi_f, floor[before])
+                    lo_a = min(lo_a, after)
+                bitv = np.int64(1) << (k & 63)
+                wrow = base + (k >> 6)
+                for f in range(hi_f, -1, -1):  # the levels a slot no longer holds
+                    if levels[f] <= lo_a:
+                        break
+                    r = wrow + f * W
+                    lv = levels[f]
+                    for u in range(s, s + p):
+                        rows[r, u] &= ~(bitv & -np.int64(lv > rows[nk, u]))
+            start[j] = s
+            if record:
+                for e in range(place.shape[1]):
+                    place[j, e] = chosen[e] if e < nchosen else -1
+        return start
+
+    return _nodes
+
+
+_NODES_ONE_WORD = _node_kernel(True)
+_NODES = _node_kernel(False)

@@ -58,6 +58,9 @@ def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.n
     counts = counts_of(rows, st)
     keep = place.shape[0] > 0
     last = 0
+    kinds = st[15]  # jobs of one kind ask the same of every node (GPUs, share, CPU, memory, models)
+    # per kind, the last search: from, end by, duration, GPUs, and the earliest start (-1: none)
+    memo = np.full((st[16][0], 5), -1, dtype=np.int64)
     for i in range(order.shape[0]):
         j = order[i] + n if order[i] < 0 else order[i]
         g, p, lo, hi = jobs[0, j], jobs[1, j], jobs[2, j], min(jobs[3, j], T)
@@ -65,7 +68,19 @@ def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.n
             counts[shape[j]] -= 1
         if fifo:
             lo = max(lo, last)
-        s, nn, ngp = find(rows, st, rule, j, g, p, lo, hi, nodes, gpus, scratch)
+        # the state only shrinks while it decodes, so a start no job of this kind had from a
+        # slot on is had by none later: search from past it (v2's hinted fit, on kinds)
+        a = lo
+        q = memo[kinds[j]]
+        if q[0] >= 0 and lo >= q[0] and q[2] == p and q[3] == g:
+            if q[4] >= 0:
+                a = max(lo, q[4])
+            elif hi <= q[1]:
+                continue
+            else:
+                a = max(lo, q[1] - p + 1)
+        s, nn, ngp = find(rows, st, rule, j, g, p, a, hi, nodes, gpus, scratch)
+        q[0], q[1], q[2], q[3], q[4] = lo, hi, p, g, s
         if s < 0:
             continue
         take(rows, st, j, g, s, p, nodes, nn, gpus, ngp)
@@ -97,13 +112,16 @@ def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
     counts = counts_of(rows, st)
     keep = place.shape[0] > 0
     started = 0
+    kinds = st[15]
+    refused = np.full(st[16][0], -1, dtype=np.int64)  # per kind, a duration refused at t
     for i in range(cand.shape[0]):
         j = cand[i]
         g, p = jobs[0, j], jobs[1, j]
-        if t + p > min(jobs[3, j], T):
-            continue
+        if t + p > min(jobs[3, j], T) or refused[kinds[j]] == p:
+            continue  # (the state only shrinks: a kind refused at t stays refused)
         s, nn, ngp = find(rows, st, rule, j, g, p, t, t + p, nodes, gpus, scratch)
         if s < 0:
+            refused[kinds[j]] = p
             continue
         take(rows, st, j, g, t, p, nodes, nn, gpus, ngp)
         if also.shape[0] > 0:

@@ -18,7 +18,13 @@ builds it; ``K`` nodes, ``NG`` GPUs in all):
   many nodes have it, the GPUs of the wholly free nodes;
 - then, flattened over as many rows as they need, the jobs still to place
   per shape of the ``frag`` rule's workload (a decoder counts a job off when
-  it reaches it), so a state copied or decoded in chunks carries them.
+  it reaches it), so a state copied or decoded in chunks carries them;
+- then the **level rows**, ``W = ceil(K / 64)`` words each (node ``k`` is bit
+  ``k % 64`` of word ``k // 64``): per whole-GPU level ``L`` (1, the one-node
+  whole-GPU jobs' GPUs, the node sizes) the nodes with ``L`` wholly free GPUs
+  or more; per share level ``m`` (the shared jobs' ``gpu_milli``) the nodes
+  with a partly used GPU of ``m`` free or more. The AND over a window gives
+  the nodes whose rows let a one-node job in at every slot of it.
 
 The node and cluster rows summarise the GPU rows: a start is tried only where
 the cluster rows allow it, a node only where its own rows allow it for the
@@ -33,7 +39,7 @@ from numba import njit
 
 from instances.packing import node_frag
 
-from ._compiled import _lexicographic_subset
+from ._compiled import _ctz, _lexicographic_subset
 
 __all__ = ["counts_of", "find", "take"]
 
@@ -47,7 +53,7 @@ def _layout(K: int, NG: int) -> tuple[int, int, int, int, int, int]:  # pragma: 
     return 1, 1 + K, 1 + 2 * K, 1 + 3 * K, 1 + 5 * K, 1 + 5 * K + NG
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def counts_of(rows: np.ndarray, st: tuple) -> np.ndarray:  # pragma: no cover
     """The jobs still to place per workload shape: a view of the last rows."""
     K = st[0].shape[0]
@@ -74,6 +80,62 @@ def _scan(rows: np.ndarray, C: int, kind: int, g: int, m: int, p: int, c: int,
             return t - p + 1
         t += 1
     return -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _candidates(rows: np.ndarray, info: np.ndarray, kind: int, lev: int, c: int, p: int,
+                elig: np.ndarray, acc: np.ndarray, visit: np.ndarray) -> tuple[int, int]:
+    # pragma: no cover
+    """The nodes (ascending, into ``visit``) the level rows let a one-node job in over
+    ``c .. c+p-1`` (level ``lev``; a share also on a wholly free GPU where the pool has one),
+    their number, and the next start to try. ANDed from the window's end back: when no node
+    is left at slot ``u``, no start up to ``u`` fits, so ``(0, u + 1)``."""
+    pool = rows[0]
+    BB, LW, W = info[0], info[1], info[3]
+    row = BB + (lev if kind == 0 else LW + lev) * W
+    for w in range(W):
+        acc[w] = elig[w]
+    for u in range(c + p - 1, c - 1, -1):
+        left = np.int64(0)
+        for w in range(W):
+            x = rows[row + w, u]
+            if kind == 1 and pool[u] >= 1:
+                x |= rows[BB + w, u]  # (whole-GPU level 0 is 1 GPU)
+            acc[w] &= x
+            left |= acc[w]
+        if left == 0:
+            return 0, u + 1
+    nv = 0
+    one = np.uint64(1)
+    for w in range(W):
+        x = np.uint64(acc[w])
+        while x != np.uint64(0):
+            visit[nv] = w * 64 + _ctz(x)
+            nv += 1
+            x &= x - one
+    return nv, c + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _set_levels(rows: np.ndarray, info: np.ndarray, wl: np.ndarray, ml: np.ndarray, k: int,
+                u: int, wf0: int, wf1: int, mx0: int, mx1: int) -> None:  # pragma: no cover
+    """Node ``k``'s level bits at slot ``u`` once its wholly free GPUs and its most free milli
+    on a partly used GPU went from ``wf0``, ``mx0`` to ``wf1``, ``mx1``."""
+    BB, LW, LM, W = info[0], info[1], info[2], info[3]
+    word = k >> 6
+    bit = np.int64(1) << np.int64(k & 63)
+    if wf1 < wf0:
+        for i in range(LW):
+            if wf1 < wl[i] <= wf0:
+                rows[BB + i * W + word, u] &= ~bit
+    if mx1 < mx0:
+        for i in range(LM):
+            if mx1 < ml[i] <= mx0:
+                rows[BB + (LW + i) * W + word, u] &= ~bit
+    elif mx1 > mx0:
+        for i in range(LM):
+            if mx0 < ml[i] <= mx1:
+                rows[BB + (LW + i) * W + word, u] |= bit
 
 
 @njit(cache=True, nogil=True)
@@ -149,7 +211,7 @@ def _node_room(rows: np.ndarray, r: int, c: int, p: int) -> int:  # pragma: no c
     return least
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
          nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray) -> tuple[int, int, int]:
     # pragma: no cover
@@ -177,12 +239,15 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     return _search(rows, st, rule, j, g, p, lo, c, hi, kind, nodes, gpus, scratch)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, c: int,
             hi: int, kind: int, nodes: np.ndarray, gpus: np.ndarray,
             scratch: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover
     """:func:`find` from ``c``, the first start the cluster rows allow."""
-    sizes, cap, goff, elig, milli, cpu, mem, model, _, t_cpu, t_milli, t_gpus, t_allowed, cls, _ = st
+    sizes, cap, goff, elig, milli, cpu, mem, model = st[0], st[1], st[2], st[3], st[4], st[5], \
+        st[6], st[7]
+    t_cpu, t_milli, t_gpus, t_allowed, cls = st[9], st[10], st[11], st[12], st[13]
+    info, lev, ew = st[17], st[20][j], st[21][j]
     K = sizes.shape[0]
     NG = goff[K]
     _, _, CP, _, GB, C = _layout(K, NG)
@@ -199,6 +264,11 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
     every = rule == 2  # (frag measures every GPU; best-fit reads only those that fit)
     while True:
         nextc = hi
+        if many:
+            nv = K
+        else:  # the nodes the level rows let in (into nodes; gpus as the AND's words): of the
+            # others nothing is known, so c + 1 next
+            nv, nextc = _candidates(rows, info, kind, lev, c, p, ew, gpus, nodes)
         best = -1
         best_gpu = -1
         best_room = 0
@@ -207,8 +277,9 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
         if rule > 0:
             for k in range(K):
                 seen[cls[k]] = 0
-        for k in range(K):
-            if not elig[j, k]:
+        for q in range(nv):
+            k = q if many else nodes[q]
+            if many and not elig[j, k]:
                 continue
             if nxt[k] > c:
                 nextc = min(nextc, nxt[k])
@@ -357,11 +428,12 @@ def _cluster_max(rows: np.ndarray, first: int, K: int, top: int, u: int, before:
     rows[top + 1, u] = cm
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def take(rows: np.ndarray, st: tuple, j: int, g: int, s: int, p: int, nodes: np.ndarray, nn: int,
          gpus: np.ndarray, ngp: int) -> None:  # pragma: no cover
     """Occupy slots ``s .. s+p-1`` with job ``j`` on ``nodes[:nn]`` (GPUs ``gpus[:ngp]`` on one node)."""
     sizes, goff, milli, cpu, mem = st[0], st[2], st[4], st[5], st[6]
+    info, wl, ml = st[17], st[18], st[19]
     K = sizes.shape[0]
     NG = goff[K]
     WF, MX, CP, ME, GB, C = _layout(K, NG)
@@ -407,6 +479,7 @@ def take(rows: np.ndarray, st: tuple, j: int, g: int, s: int, p: int, nodes: np.
                 rows[ME + k, u] -= mem[j]
             _cluster_max(rows, WF, K, C, u, wf0, rows[WF + k, u])
             _cluster_max(rows, MX, K, C + 2, u, mx0, rows[MX + k, u])
+            _set_levels(rows, info, wl, ml, k, u, wf0, rows[WF + k, u], mx0, rows[MX + k, u])
     if nn > 1:
         for u in range(s, s + p):
             pool[u] -= g

@@ -92,7 +92,8 @@ class Profile:
         The largest node's GPUs: a larger job takes whole nodes.
     levels
         ``(L,)`` int64, ascending: the free counts the summaries keep the
-        nodes of as bits (1, the GPUs of the one-node jobs, the node sizes).
+        nodes of as bits (the GPUs of the one-node jobs and the node sizes;
+        each level a node crosses is a bit to clear, so no other).
     frag
         ``(K, max size + 1)`` int64: ``F_k(f)`` of the ``frag`` rule
         (:func:`heuristics.placement.frag_table`); a dummy for other rules.
@@ -190,7 +191,7 @@ def new_profile(inst: Instance, reservation: str = "curve", placement: str = "fi
         offset = _memo(inst, reservation + " offset", lambda: _readonly(cap.node_cap[0] - cap.pool))
         return Profile(cap.pool[None, :].copy(), cap.sizes, _ONE_LEVEL, _NO_FRAG, rule, False, offset)
     levels = _memo(inst, "levels", lambda: np.union1d(
-        [1, *cap.sizes.tolist()], inst.gpus[~inst.multi_node]).astype(np.int64))
+        cap.sizes, inst.gpus[~inst.multi_node]).astype(np.int64))
     shape = (K + 6 + levels.size * -(-K // 64), T)
     if shape[0] * T * 8 <= _MEMO_BYTES:
         rows = _memo(inst, reservation + " rows",
@@ -225,7 +226,7 @@ def _counts_only(prof: Profile) -> None:
     """Refuse a version 3 state, whose fit and occupy are :mod:`heuristics.shares`'s."""
     if prof.levels.ndim != 1:
         raise TypeError("prof: a version 3 profile (heuristics.shares.SharesProfile); "
-                        "use heuristics.shares (find, take, serial_starts)")
+                        "use heuristics.shares (fit, occupy, serial_starts)")
 
 
 def _words(flags: np.ndarray, axis: int = 0) -> np.ndarray:

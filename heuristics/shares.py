@@ -195,14 +195,59 @@ def new_shares_profile(inst: Instance, reservation: str = "curve",
     st = (cap.sizes, cap.node_cap, sh.gpu_offset, sh.eligible, sh.job_milli, sh.job_cpu,
           sh.job_memory, node_model, shape, t_cpu, t_milli, t_gpus, allowed,
           _memo(inst, reservation + " v3 classes", lambda: _classes(cap, node_model)),
-          np.array([cap.sizes.max()], dtype=np.int64))
-    K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
-    if (7 + 5 * K + NG) * T * 8 <= _MEMO_BYTES:
-        rows = _memo(inst, reservation + " v3 rows", lambda: _readonly(_empty(cap, counts))).copy()
+          np.array([cap.sizes.max()], dtype=np.int64), *_memo(inst, "v3 kinds", lambda: _kinds(inst, cap)),
+          *_memo(inst, reservation + " v3 levels", lambda: _levels(inst, cap, counts.size)))
+    T = cap.horizon
+    info = st[17]
+    if (int(info[0]) + (int(info[1]) + int(info[2])) * int(info[3])) * T * 8 <= _MEMO_BYTES:
+        rows = _memo(inst, reservation + " v3 rows",
+                     lambda: _readonly(_empty(cap, counts, info, st[18]))).copy()
     else:
-        rows = _empty(cap, counts)
+        rows = _empty(cap, counts, info, st[18])
     rows = shares_rules.with_aux(rows, rule, seed, cap.sizes)
     return SharesProfile(rows, st, rule, place_width(inst)[0], (inst.gpus, inst.durations))
+
+
+def _levels(inst: Instance, cap: Capacity, shapes: int) -> tuple[np.ndarray, ...]:
+    """The level rows' layout: ``info`` (first level row, whole-GPU levels, share levels, words
+    per row), the whole-GPU levels (1, the one-node whole-GPU jobs' GPUs, the node sizes), the
+    share levels (the shared jobs' ``gpu_milli``), each job's level (``-1``: on whole nodes),
+    and each job's eligible nodes as bits."""
+    sh = cap.shares
+    assert sh is not None
+    K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
+    W = -(-K // 64)
+    shared = sh.job_milli < 1000
+    one = ~inst.multi_node
+    wl = np.union1d([1, *cap.sizes.tolist()], inst.gpus[one & ~shared]).astype(np.int64)
+    ml = np.unique(sh.job_milli[shared]).astype(np.int64)
+    level = np.where(shared, np.searchsorted(ml, sh.job_milli),
+                     np.searchsorted(wl, inst.gpus)).astype(np.int64)
+    level[~one] = -1
+    info = np.array([6 + 5 * K + NG + -(-shapes // T), wl.size, ml.size, W], dtype=np.int64)
+    return (_readonly(info), _readonly(wl), _readonly(ml), _readonly(level),
+            _readonly(_words(sh.eligible, W)))
+
+
+def _words(flags: np.ndarray, W: int) -> np.ndarray:
+    """``(m, K)`` booleans as ``(m, W)`` int64 words (flag ``k``: bit ``k % 64`` of word ``k // 64``)."""
+    m, K = flags.shape
+    pad = np.zeros((m, W * 64), dtype=np.uint64)
+    pad[:, :K] = flags
+    out = (pad.reshape(m, W, 64) << np.arange(64, dtype=np.uint64)).sum(axis=2, dtype=np.uint64)
+    return np.ascontiguousarray(out.view(np.int64))
+
+
+def _kinds(inst: Instance, cap: Capacity) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's kind (jobs of equal GPUs, duration, share, CPU, memory and eligible nodes ask
+    the same of the state) and the number of kinds."""
+    sh = cap.shares
+    assert sh is not None
+    elig = np.unique(sh.eligible, axis=0, return_inverse=True)[1].reshape(-1)
+    keys = np.stack([inst.gpus, inst.durations, sh.job_milli, sh.job_cpu, sh.job_memory, elig],
+                    axis=1)
+    kind = np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return _readonly(kind), _readonly(np.array([kind.max(initial=-1) + 1], dtype=np.int64))
 
 
 def _classes(cap: Capacity, node_model: np.ndarray) -> np.ndarray:
@@ -218,13 +263,13 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _empty(cap: Capacity, counts: np.ndarray) -> np.ndarray:
+def _empty(cap: Capacity, counts: np.ndarray, info: np.ndarray, wl: np.ndarray) -> np.ndarray:
     """The rows of a version 3 state with nothing placed (:mod:`heuristics._shares_kernel`)."""
     sh = cap.shares
     assert sh is not None
     K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
-    extra = -(-counts.size // T)
-    rows = np.zeros((6 + 5 * K + NG + extra, T), dtype=np.int64)
+    first, W = int(info[0]), int(info[3])
+    rows = np.zeros((first + (int(info[1]) + int(info[2])) * W, T), dtype=np.int64)
     rows[6 + 5 * K + NG :].reshape(-1)[: counts.size] = counts
     full = np.add.reduceat(sh.gpu_milli == 1000, sh.gpu_offset[:-1]) if NG else np.zeros(K)
     rows[0] = cap.pool
@@ -240,6 +285,8 @@ def _empty(cap: Capacity, counts: np.ndarray) -> np.ndarray:
     rows[C + 2] = 0
     rows[C + 3] = K
     rows[C + 4] = int(cap.sizes[full == cap.sizes].sum())
+    # the nodes with each whole-GPU level of wholly free GPUs (none has a partly used GPU)
+    rows[first : first + wl.size * W] = _words(full[None, :] >= wl[:, None], W).reshape(-1, 1)
     return rows
 
 

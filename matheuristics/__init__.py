@@ -7,6 +7,9 @@
   one :class:`LNSParams`, its end a stopping criterion of :mod:`heuristics.stop`);
 - :mod:`matheuristics.best` (``best``): the best of the fast heuristics and
   the LNS in one budget;
+- on model version 3 the LNS keeps GPU indices (:func:`lns_improve_indices`;
+  the windows' fixed use by GPU index, :mod:`~matheuristics.gpus`,
+  :mod:`~matheuristics.resources`);
 - :mod:`matheuristics.lagrangian` (``lagrangian``): the Lagrangian heuristic
   at the multipliers of :func:`milp.bound`, with their certified bound;
 - :class:`LNSHelper` (:mod:`matheuristics.helper`): the LNS beside HiGHS,
@@ -24,17 +27,31 @@ name :data:`LNS_METHOD`, :data:`BEST_METHOD` and :data:`LAGRANGIAN_METHOD` (see
 
 from heuristics import MethodSpec
 
-from . import best, exact, guide, helper, lagrangian, lns, params, search, subsolve, windows
+from . import (
+    best,
+    exact,
+    gpus,
+    guide,
+    helper,
+    lagrangian,
+    lns,
+    params,
+    resources,
+    search,
+    subsolve,
+    windows,
+)
 from .best import CONSTRUCTIVE_MEMBERS
 from .exact import solve_milp, warm_start_schedule
 from .helper import LNSHelper
 from .params import LNSParams
-from .search import LNSRun, lns_improve
+from .search import IndexedRun, LNSRun, lns_improve, lns_improve_indices
 
 __all__ = [
-    "BEST_METHOD", "CONSTRUCTIVE_MEMBERS", "LAGRANGIAN_METHOD", "LNS_METHOD", "LNSHelper",
-    "LNSParams", "LNSRun", "best", "exact", "guide", "helper", "lagrangian", "lns", "lns_improve",
-    "params", "search", "solve_milp", "subsolve", "warm_start_schedule", "windows",
+    "BEST_METHOD", "CONSTRUCTIVE_MEMBERS", "LAGRANGIAN_METHOD", "LNS_METHOD", "IndexedRun",
+    "LNSHelper", "LNSParams", "LNSRun", "best", "exact", "gpus", "guide", "helper", "lagrangian",
+    "lns", "lns_improve", "lns_improve_indices", "params", "resources", "search", "solve_milp",
+    "subsolve", "warm_start_schedule", "windows",
 ]
 
 LNS_METHOD = MethodSpec(

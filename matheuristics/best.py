@@ -3,14 +3,16 @@
 On an instance with nodes every phase places jobs on nodes: the list members
 once per placement rule, sampling once per rule, local search with the rule of
 the best sampling, and the LNS on node windows; each candidate's placement
-array is kept beside its start array.
+array is kept beside its start array. On model version 3 the placement arrays
+carry GPU indices and the LNS keeps them (:mod:`matheuristics.resources`).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -25,9 +27,12 @@ from heuristics.stop import MaxIterations, MaxRuntime, MultipleCriteria, time_sh
 from instances import Instance, Result
 
 from .params import LNSParams
+from .resources import attempt, improve_wide, skip_note
 from .search import lns_improve
 
 __all__ = ["CONSTRUCTIVE_MEMBERS", "PLACED_MEMBERS", "best", "members"]
+
+T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
@@ -142,12 +147,28 @@ def best(
         (:data:`~heuristics.placement.PLACEMENTS`); ``None`` (default): try
         each rule, keep the best. Ignored on a flat instance (a known rule
         name is still required).
+
+    On model version 3 the same phases place jobs with GPU indices
+    (:func:`heuristics.shares.new_place`), the LNS keeps them
+    (:func:`matheuristics.resources.improve_wide`), and a phase that refuses
+    the instance is named with its reason in ``params["skipped"]`` and the
+    message (``params["phases_run"]`` counts the others): none is dropped
+    silently; when every phase refuses, the LNS starts from the empty schedule.
     """
     t0 = time.perf_counter()
     clock = MaxRuntime(time_limit)
     if placement is not None:
         check_placement(placement)
     nodes = inst.has_nodes
+    v3 = nodes and inst.jobs_use_resources
+    skipped: list[str] = []  # on version 3: each phase that refuses the instance, and why
+    ran = 0
+
+    def run_phase(fn: Callable[[], T], name: str) -> T | None:
+        nonlocal ran
+        got = attempt(fn, name, skipped) if v3 else fn()
+        ran += got is not None
+        return got
     rules = (placement or "first-fit",) if not nodes or placement else PLACEMENTS
 
     def scratch() -> np.ndarray | None:
@@ -166,40 +187,59 @@ def best(
 
     for method, params in members(inst, placement):
         place = scratch()
-        offer(_constructive(inst, method, params, place), place,
-              method + "".join(f" {k}={v}" for k, v in params.items()))
+        name = method + "".join(f" {k}={v}" for k, v in params.items())
+        got = run_phase(lambda: _constructive(inst, method, params, place), name)  # noqa: B023
+        if got is not None:
+            offer(got, place, name)
     share = time_share(clock, 0.2 / len(rules))
     order, rule, done = order_by(inst, "priority"), rules[0], 0
     sampled = -1.0
     for r in rules:
         place = scratch()
-        o, start, d = sampling_order(inst, passes=passes, time_limit=share, seed=seed,
-                                     placement=r, place=place)
+        out = run_phase(lambda: sampling_order(inst, passes=passes, time_limit=share,
+                                               seed=seed, placement=r, place=place),  # noqa: B023
+                        f"sampling placement={r}")
+        if out is None:
+            continue
+        o, start, d = out
         done += d
         offer(start, place, f"sampling ({d} passes)" + (f" placement={r}" if nodes else ""))
         if start_value(inst, start) > sampled:
             order, rule, sampled = o, r, start_value(inst, start)
     place = scratch()
-    _, start, moves = local_search_order(
+    moves = 0
+    searched = run_phase(lambda: local_search_order(
         inst, order, iterations=iterations, time_limit=time_share(clock, 0.25), seed=seed,
-        placement=rule, place=place,
-    )
-    offer(start, place, f"local-search ({moves} moves)" + (f" placement={rule}" if nodes else ""))
+        placement=rule, place=place), f"local-search placement={rule}")
+    if searched is not None:
+        _, start, moves = searched
+        offer(start, place, f"local-search ({moves} moves)" + (f" placement={rule}" if nodes else ""))
+    if best_start is None:  # on version 3, when every phase refused: the empty schedule
+        offer(np.full(inst.num_jobs, -1, dtype=np.int64), scratch(), "the empty schedule")
     assert best_start is not None
     windows = improved = 0
+    p2: np.ndarray | None
     if lns_rounds > 0:
-        run = lns_improve(inst, best_start, best_place, params=LNSParams(seed=seed),
-                          stop=MultipleCriteria([clock, MaxIterations(lns_rounds)]))
-        windows, improved = run.rounds, run.improved
-        offer(run.start, run.place, f"lns ({improved} window{'s' * (improved != 1)} improved)")
+        stop = MultipleCriteria([clock, MaxIterations(lns_rounds)])
+        if v3:
+            assert best_place is not None
+            s2, p2, windows, improved = improve_wide(inst, best_start, best_place,
+                                                     params=LNSParams(seed=seed), stop=stop)
+        else:
+            run = lns_improve(inst, best_start, best_place, params=LNSParams(seed=seed), stop=stop)
+            s2, p2, windows, improved = run.start, run.place, run.rounds, run.improved
+        offer(s2, p2, f"lns ({improved} window{'s' * (improved != 1)} improved)")
     logger.debug("best: %s, value %.6g", best_name, best_val)
-    params = {"time_limit": time_limit, "passes": passes, "iterations": iterations,
-              "lns_rounds": lns_rounds, "seed": seed}
+    call: dict[str, Any] = {"time_limit": time_limit, "passes": passes,
+                            "iterations": iterations, "lns_rounds": lns_rounds, "seed": seed}
     if nodes:
-        params["placement"] = placement
+        call["placement"] = placement
+    if v3:
+        call.update(phases_run=ran, skipped=skipped)
     return finish(
-        inst, "best", best_start, reservation="curve", started_at=t0, params=params,
+        inst, "best", best_start, reservation="curve", started_at=t0, params=call,
         place=best_place,
         message=(f"from {best_name}; sampling {done} pass{'es' * (done != 1)}, local search {moves} "
-                 f"move{'s' * (moves != 1)}, lns {windows} window{'s' * (windows != 1)} ({improved} improved)"),
+                 f"move{'s' * (moves != 1)}, lns {windows} window{'s' * (windows != 1)} ({improved} improved)"
+                 + skip_note(skipped)),
     )

@@ -20,6 +20,7 @@ from milp.highs import ROOT_LP_SHARE
 from milp.progress import Progress
 
 from .best import best
+from .cpsat_source import CPSAT
 from .lpround import LPStart
 from .portfolio import Plan, account, choose, hooks_for, lp_warm_start, named
 
@@ -141,6 +142,23 @@ def solve_milp(
     if not (isinstance(time_limit, (int, float)) and time_limit >= 0):
         raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
     chosen = choose(inst, threads, time_limit, lns_helper, sources, backend)
+    alone = None  # what of the plan does not run, and why
+    if params.get("reservation", "curve") == "peak" and (chosen.sources or chosen.lp):
+        if lns_helper or (sources is not None and (sources.sources or sources.lp)):
+            raise ValueError(f"sources: none runs beside HiGHS under the peak reservation "
+                             f"({inst.name!r}): the sources search curve schedules")
+        alone = (f"HiGHS alone under the peak reservation (the rule's {list(chosen.sources)}"
+                 f"{' and LP start' if chosen.lp else ''} not run: they search curve schedules)")
+        chosen = Plan((), reason=alone)
+    elif inst.has_nodes and inst.jobs_use_resources and (chosen.lp or CPSAT in chosen.sources):
+        if sources is not None and (sources.lp or CPSAT in sources.sources):
+            raise ValueError(f"sources: on model version 3 ({inst.name!r}) only the LNS runs "
+                             "beside HiGHS (CP-SAT's hints and the LP start are pairs without "
+                             "GPU indices)")
+        kept = tuple(s for s in chosen.sources if s != CPSAT)
+        alone = (f"on model version 3 only the LNS runs beside HiGHS (the rule's "
+                 f"{'LP start' if chosen.lp else 'CP-SAT'} not run: no GPU indices)")
+        chosen = Plan(kept, reason=alone)
     auto = isinstance(warm_start, str) and warm_start == "auto"
     # the LP beside the warm start: the two share the cores, then the better schedule leads
     lp = LPStart(inst, ROOT_LP_SHARE * time_limit) if chosen.lp and auto and time_limit > 0 else None
@@ -178,8 +196,12 @@ def solve_milp(
     if lns_helper is not None:
         call["lns_helper"] = lns_helper
     call["sources"] = list(chosen.sources) if hooks is not None else []
+    if alone is not None:
+        call["sources_not_run"] = alone
     call["lp_start"] = lp is not None
     if source is not None:
         call["warm_start"] = source
-    return dataclasses.replace(res, params=call, runtime_s=time.perf_counter() - t0)
+    message = res.message if alone is None else f"{res.message}; {alone}"
+    return dataclasses.replace(res, params=call, runtime_s=time.perf_counter() - t0,
+                               message=message)
 

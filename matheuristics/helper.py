@@ -22,9 +22,10 @@ import numpy as np
 
 from heuristics.stop import MaxRuntime, MultipleCriteria, StopFlag, StoppingCriterion
 
+from .gpus import indices_of_solution, shared_gpu
 from .incumbents import MARGIN_S, Arrays, Incumbents, SharedHooks
 from .params import LNSParams
-from .search import lns_improve
+from .search import lns_improve, lns_improve_indices
 
 __all__ = ["HELPER_MARGIN_S", "LNS", "LNSHelper", "LNSSource"]
 
@@ -54,6 +55,10 @@ class LNSSource:
 
     def run(self, pool: Incumbents, stop: StoppingCriterion) -> None:
         """:func:`~matheuristics.search.lns_improve` until ``stop``, its exchange ``pool``'s."""
+        inst = pool.form.instance
+        if inst.has_nodes and inst.jobs_use_resources:
+            self._run_indices(pool, stop)
+            return
         (start, place), *_ = pool.best()
 
         def exchange(s: np.ndarray, p: np.ndarray | None, value: float) -> Arrays | None:
@@ -63,6 +68,33 @@ class LNSSource:
             run = lns_improve(pool.form.instance, start, place, params=self.params, stop=stop,
                               exchange=exchange)
             pool.put(run.start, run.place, LNS)  # the last round's, if it came after the exchange
+            self.rounds = run.rounds
+        except Exception:  # the helper must never take the solve down with it
+            logger.exception("LNS helper failed; HiGHS goes on alone")
+
+    def _run_indices(self, pool: Incumbents, stop: StoppingCriterion) -> None:
+        """On model version 3: the pool's arrays (shared jobs' GPU slots among them) given GPU
+        indices by colouring, and the LNS's indices traded as the shared jobs' GPUs."""
+        inst = pool.form.instance
+        slots = pool.gpu is not None
+
+        def indices(arrays: Arrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            s, p = arrays[0], arrays[1]
+            assert p is not None
+            gpu = arrays[2] if len(arrays) > 2 else None  # type: ignore[misc]
+            return s, p, indices_of_solution(inst, s, p, gpu)
+
+        def exchange(s: np.ndarray, p: np.ndarray, i: np.ndarray,
+                     value: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+            got = pool.exchange(s, p, value, LNS, gpu=shared_gpu(inst, s, i) if slots else None)
+            return None if got is None else indices(got)
+
+        try:
+            start, place, idx = indices(pool.best()[0])
+            run = lns_improve_indices(inst, start, place, idx, params=self.params, stop=stop,
+                                      exchange=exchange)
+            pool.put(run.start, run.place, LNS,
+                     gpu=shared_gpu(inst, run.start, run.idx) if slots else None)
             self.rounds = run.rounds
         except Exception:  # the helper must never take the solve down with it
             logger.exception("LNS helper failed; HiGHS goes on alone")

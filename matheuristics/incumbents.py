@@ -46,15 +46,20 @@ WARM = "warm start"
 """The origin of the schedule the search began from."""
 
 Arrays = tuple[np.ndarray, "np.ndarray | None"]
-"""A schedule as its start array and placement array (``None`` on a flat instance)."""
+"""A schedule as its start array and placement array (``None`` on a flat instance); on model
+version 3 with shared jobs a triple, the shared jobs' GPU slots third (:data:`milp.Solution`)."""
 
 
 def split(solution: Any) -> Arrays:
-    """``(start, place)`` of a bare start array or of a ``(start, place)`` pair (copies)."""
+    """``(start, place)`` of a bare start array or of a ``(start, place)`` pair (copies); a
+    ``(start, place, gpu)`` triple stays one."""
     if isinstance(solution, tuple):
-        start, place = solution
-        return (np.array(start, dtype=np.int64),
+        start, place = solution[0], solution[1]
+        pair = (np.array(start, dtype=np.int64),
                 None if place is None else np.array(place, dtype=np.int64))
+        if len(solution) > 2 and solution[2] is not None:
+            return (*pair, np.array(solution[2], dtype=np.int64))  # type: ignore[return-value]
+        return pair
     return np.array(solution, dtype=np.int64), None
 
 
@@ -82,7 +87,9 @@ class Incumbents:
     def __init__(self, form: Any, solution: Any, names: Iterable[str] = ()) -> None:
         self.form = form
         self.lock = threading.Lock()
-        self.start, self.place = split(solution)
+        first = split(solution)
+        self.start, self.place = first[0], first[1]
+        self.gpu: np.ndarray | None = first[2] if len(first) > 2 else None  # type: ignore[misc]
         self.value = start_value(form.instance, self.start)
         self.origin = WARM
         self.version = 0
@@ -96,37 +103,47 @@ class Incumbents:
         slack = 1e-9 * abs(self.value)
         return 1 if value > self.value + slack else -1 if value < self.value - slack else 0
 
-    def _keep(self, start: np.ndarray, place: np.ndarray | None, value: float, origin: str) -> None:
+    def _keep(self, start: np.ndarray, place: np.ndarray | None, value: float, origin: str,
+              gpu: np.ndarray | None = None) -> None:
         self.start, self.place, self.value, self.origin = start, place, value, origin
+        if self.gpu is not None:
+            assert gpu is not None, "a schedule without its shared jobs' GPUs"
+            self.gpu = gpu
         self.version += 1
         self.counts[origin] = self.counts.get(origin, 0) + 1
 
+    def _arrays(self) -> Arrays:
+        pair = (self.start.copy(), _copy(self.place))
+        return pair if self.gpu is None else (*pair, self.gpu.copy())  # type: ignore[return-value]
+
     def put(self, start: np.ndarray, place: np.ndarray | None, origin: str,
-            value: float | None = None) -> bool:
-        """Keep ``(start, place)`` (copied) if it beats the best; whether it did."""
+            value: float | None = None, gpu: np.ndarray | None = None) -> bool:
+        """Keep ``(start, place)`` (copied; with GPU slots ``gpu`` too) if it beats the best;
+        whether it did."""
         v = start_value(self.form.instance, start) if value is None else value
         with self.lock:
             if self._compare(v) <= 0:
                 return False
-            self._keep(np.array(start, dtype=np.int64), _copy(place), v, origin)
+            self._keep(np.array(start, dtype=np.int64), _copy(place), v, origin, _copy(gpu))
             return True
 
     def exchange(self, start: np.ndarray, place: np.ndarray | None, value: float,
-                 origin: str) -> Arrays | None:
+                 origin: str, gpu: np.ndarray | None = None) -> Arrays | None:
         """A source's current schedule in; the best (copies) out when it is behind, else ``None``.
 
-        The :data:`~matheuristics.search.Exchange` of the LNS, for the source ``origin``.
+        The :data:`~matheuristics.search.Exchange` of the LNS, for the source ``origin``
+        (with GPU slots, ``gpu`` in and a triple out).
         """
         with self.lock:
             side = self._compare(value)
             if side > 0:
-                self._keep(start.copy(), _copy(place), value, origin)
-            return (self.start.copy(), _copy(self.place)) if side < 0 else None
+                self._keep(start.copy(), _copy(place), value, origin, _copy(gpu))
+            return self._arrays() if side < 0 else None
 
     def best(self) -> tuple[Arrays, float, str, int]:
         """The best schedule (copies), its value, its origin and its version."""
         with self.lock:
-            return (self.start.copy(), _copy(self.place)), self.value, self.origin, self.version
+            return self._arrays(), self.value, self.origin, self.version
 
     def prove(self, bound: float, origin: str) -> None:
         """A source proved ``bound`` (an upper bound on the optimum of the search's model)."""
@@ -223,23 +240,29 @@ class SharedHooks:
                 self.halt.set()
 
     # ---------------------------------------------- milp.IncumbentHooks
-    def start(self, form: Any, start: Any, time_limit: float, place: Any = None) -> None:
+    def start(self, form: Any, start: Any, time_limit: float, place: Any = None,
+              gpu: Any = None) -> None:
         """Start every source from ``start`` for ``time_limit`` less :data:`MARGIN_S`.
 
-        On an instance with nodes the solver gives the placement as ``place=``.
+        On an instance with nodes the solver gives the placement as ``place=``, and with
+        GPU slots (model version 3) the shared jobs' slots as ``gpu=``.
         """
-        self.attach(form, start if place is None else (start, place))
+        self.attach(form, start if place is None else (start, place) if gpu is None
+                    else (start, place, gpu))
         stop = self.criterion(time_limit - MARGIN_S)
         self._threads = [threading.Thread(target=self._run, args=(s, stop), daemon=True,
                                           name=f"source-{s.name}") for s in self.sources]
         for t in self._threads:
             t.start()
 
-    def incumbent(self, start: Any, place: Any = None) -> None:
-        """HiGHS's improving solution (with ``place=`` on nodes): kept if it is the best so far."""
+    def incumbent(self, start: Any, place: Any = None, gpu: Any = None) -> None:
+        """HiGHS's improving solution (with ``place=`` on nodes, ``gpu=`` with GPU slots):
+        kept if it is the best so far."""
         assert self.pool is not None
-        arrays = split(start if place is None else (start, place))
-        if self.pool.put(*arrays, origin=HIGHS):
+        arrays = split(start if place is None else (start, place) if gpu is None
+                       else (start, place, gpu))
+        if self.pool.put(arrays[0], arrays[1], HIGHS,
+                         gpu=arrays[2] if len(arrays) > 2 else None):  # type: ignore[misc]
             self.given_version = self.pool.version  # HiGHS has it already
 
     def offer(self) -> Any:
@@ -249,17 +272,18 @@ class SharedHooks:
         if version <= self.given_version or origin == HIGHS:
             return None
         self.given_version = version
-        start, place = arrays
+        start, place = arrays[0], arrays[1]
+        gpu = arrays[2] if len(arrays) > 2 else None  # type: ignore[misc]
         form = self.pool.form
         if place is not None and hasattr(form, "canonical"):
             place = form.canonical(start, place)  # the columns a symmetry reduction keeps
         try:
-            form.encode(start) if place is None else form.encode(start, place)
+            form.encode(start) if place is None else form.encode(start, place, gpu)
         except ValueError as e:  # a schedule the model has no column for: not offered
             logger.warning("%s: a schedule the model cannot take: %s", origin, e)
             return None
         self.given += 1
-        return self._out((start, place))
+        return self._out((start, place) if gpu is None else (start, place, gpu))  # type: ignore[arg-type]
 
     def stop(self) -> None:
         """Tell the sources to stop and wait for their threads."""

@@ -42,13 +42,17 @@ def lagrangian_arrays(inst: Instance, lam: np.ndarray) -> tuple[np.ndarray, np.n
     left out: :func:`instances.capacity.place_starts`) and each order of
     :func:`~heuristics.lagrangian.lagrangian_orders` decoded on the nodes by
     each placement rule. On one node the flat schedule is placed whole, so the
-    value is the flat one.
+    value is the flat one. On model version 3 the orders decoded alone (with
+    GPU indices; the placement greedy has none).
     """
     start, label = lagrangian_starts(inst, lam)
     if not inst.has_nodes:
         return start, None, label
-    start, place = place_starts(inst, start, fill=False)
-    best = (start_value(inst, start), start, place, f"{label}, placed")
+    if inst.jobs_use_resources:  # version 3: the placement greedy gives no GPU indices
+        best = (0.0, np.full(inst.num_jobs, -1, dtype=np.int64), new_place(inst), "nothing run")
+    else:
+        start, place = place_starts(inst, start, fill=False)
+        best = (start_value(inst, start), start, place, f"{label}, placed")
     for name, order in lagrangian_orders(inst, lam).items():
         for rule in PLACEMENTS:
             place = new_place(inst)

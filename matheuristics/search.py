@@ -7,7 +7,8 @@ least as much, so a round never loses value. The search stays on start (and plac
 arrays: no :class:`~instances.Schedule` and no run of the checker inside it; the method
 that reports its schedule checks it, once. A flat instance is the case of one internal
 node: its schedules carry no placement (``place`` is ``None``) and its windows need no
-per-node rows.
+per-node rows. On model version 3 the search also keeps every job's GPU indices
+(``idx``, :mod:`~matheuristics.gpus`), and each window sees the fixed jobs' use by index.
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ from heuristics import start_value
 from heuristics.stop import StoppingCriterion
 from instances import Instance, Status
 
+from .gpus import index_width
 from .guide import guided_instance
 from .params import LNSParams
 from .subsolve import TOLERANCE, Answer, solve_window
 from .windows import Window, make_window, neighbourhood
 
-__all__ = ["ROUND_MARGIN_S", "SOLVE_MARGIN_S", "Exchange", "LNSRun", "lns_improve"]
+__all__ = ["ROUND_MARGIN_S", "SOLVE_MARGIN_S", "Exchange", "IndexedRun", "LNSRun", "lns_improve",
+           "lns_improve_indices"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +46,10 @@ Exchange = Callable[[np.ndarray, "np.ndarray | None", float],
                     "tuple[np.ndarray, np.ndarray | None] | None"]
 """``exchange(start, place, value)``: the search's schedule out, a better one in, or ``None``."""
 
+IndexedExchange = Callable[[np.ndarray, np.ndarray, np.ndarray, float],
+                           "tuple[np.ndarray, np.ndarray, np.ndarray] | None"]
+"""``exchange(start, place, idx, value)`` on model version 3: with the GPU indices."""
+
 
 class LNSRun(NamedTuple):
     """What :func:`lns_improve` returns: the schedule's arrays, rounds done and improving."""
@@ -53,6 +60,35 @@ class LNSRun(NamedTuple):
     improved: int
 
 
+class IndexedRun(NamedTuple):
+    """What :func:`lns_improve_indices` returns: :class:`LNSRun`'s fields and the GPU indices."""
+
+    start: np.ndarray
+    place: np.ndarray
+    idx: np.ndarray
+    rounds: int
+    improved: int
+
+
+def lns_improve_indices(
+    inst: Instance, start: np.ndarray, place: np.ndarray, idx: np.ndarray, *,
+    stop: StoppingCriterion, params: LNSParams | None = None,
+    exchange: IndexedExchange | None = None,
+) -> IndexedRun:
+    """:func:`lns_improve` on model version 3, where the search also keeps GPU indices.
+
+    ``idx`` is the index array of ``start`` and ``place``
+    (:func:`matheuristics.gpus.index_array`); not changed. Each window sees the
+    fixed jobs' use by GPU index, CPU and memory (:mod:`~matheuristics.windows`).
+    ``exchange`` is :func:`lns_improve`'s with the indices beside the pair
+    (:data:`IndexedExchange`). No guide.
+    """
+    s, p, i, rounds, improved = _search(inst, start, place, stop=stop, params=params, idx=idx,
+                                        v3=True, exchange=exchange)
+    assert p is not None and i is not None
+    return IndexedRun(s, p, i, rounds, improved)
+
+
 @dataclass
 class _Escape:
     """An escape under way: the schedule it left (its arrays and value) and its rounds left."""
@@ -61,6 +97,7 @@ class _Escape:
     place: np.ndarray | None
     value: float
     rounds_left: int
+    idx: np.ndarray | None = None
 
 
 def lns_improve(
@@ -102,7 +139,8 @@ def lns_improve(
     exchange
         Called before every round outside an escape with the current arrays and value;
         it may return better feasible arrays (found elsewhere, e.g. by a MILP beside this
-        search, :class:`matheuristics.LNSHelper`), which the search continues from.
+        search, :class:`matheuristics.LNSHelper`), which the search continues from. Not on
+        model version 3.
 
     Returns
     -------
@@ -114,14 +152,31 @@ def lns_improve(
     Raises
     ------
     ValueError
-        For a missing or misshapen ``place`` on nodes, or a ``guide`` of the wrong length.
+        For a missing or misshapen ``place`` on nodes, a ``guide`` of the wrong length, or a
+        version 3 instance.
 
     Notes
     -----
     An instance of at most ``max_jobs`` jobs is first re-solved whole; when that MILP is
     solved to optimality the schedule is optimal and the search stops. The
-    measurements behind the widening and the escapes are in ``docs/milp.md``.
+    measurements behind the widening and the escapes are in ``docs/milp.md``. On model
+    version 3: :func:`lns_improve_indices` (a ``ValueError`` here).
     """
+    if inst.has_nodes and inst.jobs_use_resources:
+        raise ValueError(f"inst: {inst.name!r} is a version 3 instance, whose schedules need "
+                         "GPU indices: lns_improve_indices")
+    s, p, _, rounds, improved = _search(inst, start, place, stop=stop, params=params,
+                                        guide=guide, exchange=exchange)
+    return LNSRun(s, p, rounds, improved)
+
+
+def _search(
+    inst: Instance, start: np.ndarray, place: np.ndarray | None, *, stop: StoppingCriterion,
+    params: LNSParams | None, guide: np.ndarray | None = None,
+    exchange: Exchange | IndexedExchange | None = None, idx: np.ndarray | None = None,
+    v3: bool = False,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, int, int]:
+    """The search of :func:`lns_improve` (and, with ``v3``, of :func:`lns_improve_indices`)."""
     p = LNSParams() if params is None else params
     n, T = inst.num_jobs, inst.horizon
     start = np.array(start, dtype=np.int64)
@@ -134,16 +189,28 @@ def lns_improve(
         place = np.array(place, dtype=np.int64)
     else:
         place = None
+    if v3:
+        if not (inst.has_nodes and inst.jobs_use_resources):
+            raise ValueError(f"inst: {inst.name!r} is not a version 3 instance: lns_improve")
+        if idx is None or np.shape(idx) != (n, index_width(inst)):
+            got = None if idx is None else np.shape(idx)
+            raise ValueError(f"idx: expected shape {(n, index_width(inst))}, got {got}")
+        idx = np.array(idx, dtype=np.int64)
+    else:
+        idx = None
     if guide is not None:
         guide = np.asarray(guide, dtype=np.float64)
         if guide.shape != (n,):
             raise ValueError(f"guide: expected {n} values, got shape {guide.shape}")
     if n == 0:
-        return LNSRun(start, place, 0, 0)
+        return start, place, idx, 0, 0
     pmax = int(inst.durations.max())
     widths = [p.window] if p.window else [max(T // 4, pmax), max(T // 3, pmax)]
     rng = np.random.default_rng(p.seed)
-    can_run = int((inst.releases + inst.durations <= inst.deadlines).sum())
+    runnable = inst.releases + inst.durations <= inst.deadlines
+    can_run = int(runnable.sum())
+    # on version 3: no schedule is worth more than every job that can run (then stop)
+    top = float(inst.job_values[runnable].sum()) if v3 else np.inf
     done = improved = 0
     size = p.max_jobs  # freed jobs per window: shrinks after a window MILP is not solved
     stall = 0  # rounds since the last improvement
@@ -155,6 +222,8 @@ def lns_improve(
         value = start_value(inst, start)
         if stop(value if escape is None else max(value, escape.value)) or left <= ROUND_MARGIN_S:
             break
+        if value >= top - TOLERANCE * max(1.0, top):
+            break
         if escape is not None:
             escape.rounds_left -= 1
             if escape.rounds_left == half:
@@ -163,17 +232,24 @@ def lns_improve(
                 logger.debug("lns: escape ends at round %d with %.6g (left %.6g)",
                              done, value, escape.value)
                 if value <= escape.value + TOLERANCE:
-                    start, place = escape.start, escape.place
+                    start, place, idx = escape.start, escape.place, escape.idx
                 work, escape, stall = inst, None, 0
         elif guide is not None and p.stall and stall >= p.stall:
             guided = guided_instance(inst, start, guide, p.escape_weight)
             if guided is not None:
                 work, stall = guided, 0
                 escape = _Escape(start.copy(), None if place is None else place.copy(), value,
-                                 p.escape_rounds + half)
+                                 p.escape_rounds + half, None if idx is None else idx.copy())
                 logger.debug("lns: escape at round %d from %.6g", done, value)
         if exchange is not None and escape is None:
-            other = exchange(start, place, start_value(inst, start))
+            if idx is not None:
+                assert place is not None
+                got = exchange(start, place, idx, start_value(inst, start))  # type: ignore[call-arg,arg-type]
+                if got is not None:
+                    start, place, idx = (np.array(a, dtype=np.int64) for a in got)  # type: ignore[union-attr]
+                other = None
+            else:
+                other = exchange(start, place, start_value(inst, start))  # type: ignore[call-arg,arg-type]
             if other is not None:
                 start = np.array(other[0], dtype=np.int64)
                 place = None if place is None else np.array(other[1], dtype=np.int64)
@@ -182,7 +258,7 @@ def lns_improve(
         done += 1
         if freed.size == 0:
             continue
-        w = make_window(work, start, place, a, b, freed)
+        w = make_window(work, start, place, a, b, freed, idx)
         before = float(work.job_values[freed][start[freed] >= 0].sum())
         ans = solve_window(w, min(p.sub_time_limit * boost, left - SOLVE_MARGIN_S), before)
         if ans.status is None:
@@ -190,7 +266,7 @@ def lns_improve(
             continue
         value = before if ans.start is None else start_value(w.sub, ans.start)
         if ans.start is not None and value >= before - TOLERANCE:  # ties: a new placement
-            _take(start, place, w, ans)
+            _take(start, place, w, ans, idx)
             better = value > before + TOLERANCE
             improved += better
             stall = 0 if better else stall + 1
@@ -203,11 +279,12 @@ def lns_improve(
                 and work is inst):
             break
     if escape is not None and start_value(inst, start) <= escape.value + TOLERANCE:
-        start, place = escape.start, escape.place  # an escape still under way: the one it left
-    return LNSRun(start, place, done, improved)
+        start, place, idx = escape.start, escape.place, escape.idx  # the one it left
+    return start, place, idx, done, improved
 
 
-def _take(start: np.ndarray, place: np.ndarray | None, w: Window, ans: Answer) -> None:
+def _take(start: np.ndarray, place: np.ndarray | None, w: Window, ans: Answer,
+          idx: np.ndarray | None = None) -> None:
     """Write window ``w``'s answer into the search's arrays, in place."""
     assert ans.start is not None
     run = ans.start >= 0
@@ -215,5 +292,12 @@ def _take(start: np.ndarray, place: np.ndarray | None, w: Window, ans: Answer) -
     if place is not None:
         assert ans.place is not None
         rows = np.full((w.freed.size, place.shape[1]), -1, dtype=np.int64)
-        rows[:, : ans.place.shape[1]] = np.where(run[:, None], ans.place, -1)
+        got = ans.place if w.nodes is None else np.where(ans.place >= 0,
+                                                         w.nodes[np.maximum(ans.place, 0)], -1)
+        rows[:, : ans.place.shape[1]] = np.where(run[:, None], got, -1)
         place[w.freed] = rows
+    if idx is not None:
+        assert ans.idx is not None
+        cols = np.full((w.freed.size, idx.shape[1]), -1, dtype=np.int64)
+        cols[:, : ans.idx.shape[1]] = np.where(run[:, None], ans.idx, -1)
+        idx[w.freed] = cols

@@ -7,7 +7,10 @@ search. The window's flat model is solved first. On a flat instance (one
 internal node, whose row never binds) that is the window's model and its
 answer is final. On nodes the flat model is a relaxation: its answer is placed
 on what the fixed jobs leave of the nodes (:func:`place_window`) when it can
-be, else the node model with the fixed jobs' GPUs withheld is solved.
+be, else the node model with the fixed jobs' GPUs withheld is solved. On
+model version 3 the window's exact model is solved with the fixed jobs' use
+by GPU index, CPU and memory (:func:`solve_resources`), and its whole-GPU
+jobs given indices after (:func:`matheuristics.gpus.colour_window`).
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ from heuristics import start_value
 from instances import Instance, Status
 from instances.capacity import place_starts
 
+from .gpus import colour_window
 from .windows import Window
 
-__all__ = ["Answer", "place_window", "solve_flat", "solve_window"]
+__all__ = ["Answer", "place_window", "solve_flat", "solve_resources", "solve_window"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,12 +41,13 @@ class Answer(NamedTuple):
     """A window's answer: the solver's ``status`` (``None``: skip the window, ``note``
     says why), and its ``start`` and ``place`` arrays of the window's instance
     (``start`` ``None`` when the solver has no schedule; ``place`` ``None`` on a flat
-    instance)."""
+    instance); on model version 3 ``idx``, the jobs' GPU indices."""
 
     status: Status | None
     start: np.ndarray | None
     place: np.ndarray | None
     note: str = ""
+    idx: np.ndarray | None = None
 
 
 def solve_flat(sub: Instance, warm: np.ndarray, time_limit: float) -> Answer:
@@ -83,6 +88,8 @@ def solve_window(w: Window, time_limit: float, before: float) -> Answer:
     is; otherwise the node model with ``w.reserved`` withheld is solved from
     the warm start with the time left.
     """
+    if w.fixed is not None:
+        return solve_resources(w, time_limit)
     if w.reserved is None:
         return solve_flat(w.sub, w.warm, time_limit)
     assert w.warm_place is not None
@@ -125,6 +132,45 @@ def _solve_nodes(w: Window, time_limit: float) -> Answer:
         logger.warning("lns: window %s: the solver's answer violates its model", w.sub.name)
         return Answer(None, None, None, "the solver's answer violates the window's model")
     return Answer(raw.status, raw.start, raw.place)
+
+
+def solve_resources(w: Window, time_limit: float) -> Answer:
+    """A version 3 window: its exact model with the fixed jobs' use (:mod:`milp.fixed`).
+
+    Solved from the warm start (the freed jobs where they are, a point of the
+    model); the answer's whole-GPU jobs then get GPU indices around the fixed
+    jobs' (:func:`~matheuristics.gpus.colour_window`). When they cannot, the
+    window keeps its warm start (status ``None`` if the solver found better:
+    the round is skipped, with the reason).
+    """
+    t0 = time.perf_counter()
+    assert w.fixed is not None and w.warm_place is not None and w.warm_gpu is not None
+    keep = Answer(Status.OPTIMAL, w.warm, w.warm_place, idx=w.warm_idx)
+    try:
+        form = milp.build(w.sub, aggregate=False, fixed=w.fixed)
+    except ValueError as e:  # e.g. a model over the column cap
+        return Answer(None, None, None, str(e))
+    if form.num_x == 0:
+        return keep
+    try:
+        raw = milp.solve_arrays(form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
+                                mip_gap=1e-4, threads=1, root_lp=False,
+                                warm_start=(w.warm, w.warm_place, w.warm_gpu))
+    except ValueError as e:  # a warm start the model has no column for (a bug upstream)
+        logger.warning("lns: window %s: %s", w.sub.name, e)
+        return Answer(None, None, None, str(e))
+    if raw.status in (Status.ERROR, Status.INFEASIBLE):
+        return Answer(None, None, None, raw.message)
+    if raw.start is None or raw.place is None:
+        return Answer(raw.status, None, None)
+    gpu = raw.gpu if raw.gpu is not None else np.full(w.sub.num_jobs, -1, dtype=np.int64)
+    if not form.feasible(raw.start, raw.place, gpu if form.has_slots else None):
+        logger.warning("lns: window %s: the solver's answer violates its model", w.sub.name)
+        return Answer(None, None, None, "the solver's answer violates the window's model")
+    idx = colour_window(w.sub, w.fixed, raw.start, raw.place, gpu, w.warm_idx)
+    if idx is None:
+        return Answer(None, None, None, "no GPU indices for the answer around the fixed jobs'")
+    return Answer(raw.status, raw.start, raw.place, idx=idx)
 
 
 def place_window(

@@ -9,20 +9,27 @@ service), whose warm start is the freed jobs' current starts. On nodes the
 window keeps the nodes, and the fixed jobs' GPUs are also withheld from the
 nodes they run on, per slot (:func:`node_window`). :func:`make_window` makes
 the one or the other; a flat instance is the case of one internal node,
-whose row never binds, so its window needs no per-node rows.
+whose row never binds, so its window needs no per-node rows. On model
+version 3 the fixed jobs hold particular GPUs: the window carries their use
+by GPU index, CPU and memory (:func:`resource_window`, :mod:`~matheuristics.gpus`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
 
 from instances import Instance, Job, Service
+from instances.resources import resources
+from milp.fixed import FixedUse
+
+from .gpus import fixed_use, index_width, shared_gpu
 
 __all__ = [
-    "Window", "make_window", "nearby_jobs", "neighbourhood", "node_window", "sub_instance",
-    "window_jobs",
+    "MAX_WINDOW_NODES", "Window", "make_window", "nearby_jobs", "neighbourhood", "node_window",
+    "resource_window", "sub_instance", "window_jobs", "window_nodes",
 ]
 
 
@@ -43,6 +50,16 @@ class Window(NamedTuple):
         The window's slots in the instance.
     freed
         The freed jobs, indices into the instance.
+    fixed
+        On model version 3 (``reserved`` then ``None``): the fixed jobs' use by GPU
+        index, CPU and memory over the window (:class:`milp.fixed.FixedUse`).
+    warm_gpu, warm_idx
+        On model version 3: the freed jobs' current shared GPUs (``-1``: not shared)
+        and GPU indices (:func:`matheuristics.gpus.index_array`'s rows).
+    nodes
+        On model version 3 with more than :data:`MAX_WINDOW_NODES` nodes: the
+        instance's positions of the sub-instance's nodes (its placements are
+        over those); ``None``: the sub-instance has every node.
     """
 
     sub: Instance
@@ -52,6 +69,47 @@ class Window(NamedTuple):
     a: int
     b: int
     freed: np.ndarray
+    fixed: FixedUse | None = None
+    warm_gpu: np.ndarray | None = None
+    warm_idx: np.ndarray | None = None
+    nodes: np.ndarray | None = None
+
+
+MAX_WINDOW_NODES = 16
+"""On model version 3, a window over more nodes keeps only some (:func:`window_nodes`): 40
+freed jobs on 1,213 nodes, 8 GPU slots each, over a quarter of 3,360 slots, would be far
+over the column cap."""
+
+
+def window_nodes(inst: Instance, start: np.ndarray, place: np.ndarray, freed: np.ndarray,
+                 seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The nodes a version 3 window keeps, and the freed jobs it keeps, when the instance
+    has more than :data:`MAX_WINDOW_NODES` nodes.
+
+    Every node a running freed job uses; then, while under the cap, for each freed
+    job not run (in order) up to two nodes it fits alone (GPUs, model, CPU, memory),
+    drawn with ``seed``. A freed job not run with no kept node it fits stays out (it
+    stays not run), and so does one that needs whole nodes.
+    """
+    res = resources(inst)
+    run = start[freed] >= 0
+    used = place[freed[run]]
+    keep = set(used[used >= 0].tolist())
+    rng = np.random.default_rng(seed)
+    out = [int(j) for j in freed[run]]
+    for j in freed[~run].tolist():
+        if inst.multi_node[j]:
+            continue
+        ok = np.flatnonzero(res.eligible[j] & (inst.node_gpus >= inst.gpus[j])
+                            & (res.job_cpu[j] <= res.node_cpu)
+                            & (res.job_memory[j] <= res.node_memory))
+        if not any(k in keep for k in ok.tolist()):
+            room = MAX_WINDOW_NODES - len(keep)
+            if room <= 0 or ok.size == 0:
+                continue
+            keep.update(rng.choice(ok, size=min(2, room, ok.size), replace=False).tolist())
+        out.append(int(j))
+    return np.array(sorted(keep), dtype=np.int64), np.array(sorted(out), dtype=np.int64)
 
 
 def sub_instance(
@@ -125,16 +183,70 @@ def node_window(
     return sub, warm, warm_place.astype(np.int64), reserved
 
 
-def make_window(
-    inst: Instance, start: np.ndarray, place: np.ndarray | None, a: int, b: int,
+def resource_window(
+    inst: Instance, start: np.ndarray, place: np.ndarray, idx: np.ndarray, a: int, b: int,
     freed: np.ndarray,
 ) -> Window:
+    """The window of ``[a, b)`` on model version 3: the fixed jobs' use by GPU index.
+
+    ``idx`` is the index array of ``start`` (:func:`matheuristics.gpus.index_array`).
+    The sub-instance keeps the nodes (models, CPU, memory) and the freed jobs
+    (every field, release and deadline clipped to the window); its one service
+    ``rest`` is the inference and the GPUs the fixed jobs keep busy per slot
+    (a GPU with several fixed shares counts once).
+    """
+    nodes = None
+    if inst.num_nodes > MAX_WINDOW_NODES:
+        nodes, freed = window_nodes(inst, start, place, freed, seed=a * 7919 + b + freed.size)
+        if nodes.size == 0:  # nothing freed is left: a window of one node and no job
+            nodes = np.zeros(1, dtype=np.int64)
+    keep = start >= 0
+    keep[freed] = False
+    use = fixed_use(inst, start, place, idx, np.flatnonzero(keep), a, b)
+    inference = inst.num_gpus - inst.batch_capacity("curve")[a:b]
+    busy = use.busy(inst.node_gpus).sum(axis=0)  # the fixed jobs' busy GPUs, on every node
+    all_nodes = inst.nodes or ()
+    if nodes is None:
+        G, sub_nodes, rest = inst.num_gpus, tuple(all_nodes), inference + busy
+    else:  # the pool left to the freed jobs, on the kept nodes' GPUs
+        sub_nodes = tuple(all_nodes[k] for k in nodes.tolist())
+        G = int(sum(n.gpus for n in sub_nodes))
+        width = max(n.gpus for n in sub_nodes)
+        use = FixedUse(use.gpu_milli[nodes][:, :width], use.cpu[nodes], use.memory[nodes])
+        rest = np.clip(G - (inst.num_gpus - inference - busy), 0, G)
+    lo, hi = np.maximum(inst.releases, a), np.minimum(inst.deadlines, b)
+    jobs = tuple(replace(inst.jobs[j], release=int(lo[j] - a), deadline=int(hi[j] - a))
+                 for j in freed.tolist())
+    sub = Instance(f"{inst.name}[{a}:{b}]", G, b - a,
+                   (Service("rest", 1.0, tuple(int(d) for d in rest)),), jobs, inst.slot_hours,
+                   nodes=sub_nodes)
+    run = start[freed] >= 0
+    rows = place[freed, : sub.max_span]
+    if nodes is not None:  # the instance's node positions as the sub-instance's
+        local = np.full(inst.num_nodes, -1, dtype=np.int64)
+        local[nodes] = np.arange(nodes.size)
+        rows = np.where(rows >= 0, local[np.maximum(rows, 0)], -1)
+    warm = np.where(run, start[freed] - a, -1).astype(np.int64)
+    warm_place = np.where(run[:, None], rows, -1).astype(np.int64)
+    warm_gpu = np.where(run, shared_gpu(inst, start, idx)[freed], -1)
+    warm_idx = np.where(run[:, None], idx[freed][:, : index_width(sub)], -1)
+    return Window(sub, warm, warm_place, None, a, b, freed, use, warm_gpu, warm_idx, nodes)
+
+
+def make_window(
+    inst: Instance, start: np.ndarray, place: np.ndarray | None, a: int, b: int,
+    freed: np.ndarray, idx: np.ndarray | None = None,
+) -> Window:
     """The :class:`Window` of ``[a, b)`` freeing ``freed``: :func:`node_window` on nodes
-    (``place`` required there), :func:`sub_instance` on a flat instance."""
+    (``place`` required there), :func:`resource_window` on model version 3 (``idx``
+    too), :func:`sub_instance` on a flat instance."""
     if not inst.has_nodes:
         sub, warm = sub_instance(inst, start, a, b, freed)
         return Window(sub, warm, None, None, a, b, freed)
     assert place is not None
+    if inst.jobs_use_resources:
+        assert idx is not None
+        return resource_window(inst, start, place, idx, a, b, freed)
     return Window(*node_window(inst, start, place, a, b, freed), a, b, freed)
 
 

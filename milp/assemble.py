@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from instances import InfeasibleScheduleError, Instance, Result, Status, evaluate
+from instances.arrays import Reservation
 from instances.rounding import tolerance as rounding_tolerance
 
 from .backend import RawSolve
@@ -51,9 +52,15 @@ def tolerance(inst: Instance, value: float) -> float:
 
 def assemble(
     inst: Instance, method: str, form: Formulation, raw: RawSolve, warm: list[WarmStart],
-    call: dict[str, Any], t0: float, held: HeldBounds,
+    call: dict[str, Any], t0: float, held: HeldBounds, reservation: Reservation = "curve",
 ) -> Result:
-    """The :class:`~instances.Result` of a solve: the best checked schedule and the bound."""
+    """The :class:`~instances.Result` of a solve: the best checked schedule and the bound.
+
+    Under ``reservation="peak"`` the schedules keep to the GPUs the model offers
+    (the withheld ones, highest-indexed, stay free) and are checked with the
+    peak reservation enforced.
+    """
+    offered = form.node_free.min(axis=1) if reservation == "peak" and form.has_nodes else None
     status = raw.status
     notes = [raw.message] if raw.message else []
     candidates: list[WarmStart] = []
@@ -65,8 +72,8 @@ def assemble(
     best = None
     for label, *sol in candidates:
         try:
-            schedule = schedule_of(inst, *sol)  # type: ignore[arg-type]
-            metrics = evaluate(inst, schedule)
+            schedule = schedule_of(inst, *sol, offered=offered)  # type: ignore[arg-type,misc]
+            metrics = evaluate(inst, schedule, reservation, enforce_reservation=reservation == "peak")
         except (InfeasibleScheduleError, ValueError) as e:
             notes.append(f"{label} rejected by the checker: {e}")
             status = Status.ERROR
@@ -107,7 +114,7 @@ def assemble(
         upper_bound=upper,
         runtime_s=time.perf_counter() - t0,
         metrics=metrics,
-        reservation="curve",
+        reservation=reservation,
         params=call,
         lp_bound=raw.lp_bound,
         nodes=raw.nodes,

@@ -114,8 +114,10 @@ class IncumbentHooks(Protocol):
     a flat instance are never passed), and :meth:`offer` and :meth:`best`
     return ``(start, place)`` pairs (:data:`Solution`); the formulation's
     :meth:`~milp.Formulation.encode` and :meth:`~milp.Formulation.decode`
-    take and give the same. The large-neighbourhood search of
-    :class:`matheuristics.LNSHelper` is one.
+    take and give the same. With GPU slots (model version 3, shared jobs)
+    :meth:`start` and :meth:`incumbent` are also given ``gpu=`` (each shared
+    job's slot), and :meth:`offer` and :meth:`best` return triples. The
+    large-neighbourhood search of :class:`matheuristics.LNSHelper` is one.
     """
 
     def start(self, form: Formulation, start: np.ndarray, time_limit: float) -> None:

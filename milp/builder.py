@@ -24,9 +24,10 @@ import scipy.sparse as sp
 from instances import Instance
 from instances.arrays import Reservation
 from instances.capacity import DEFAULT_MAX_PLACEMENTS, Capacity, capacity, job_placements
-from instances.resources import gpu_amounts, resources, shares_gpus, uses_resources
+from instances.resources import FULL_GPU_MILLI, gpu_amounts, resources, shares_gpus, uses_resources
 
 from .cuts import check_rounding, rounded_coefficients
+from .fixed import FixedUse, fits_offered, offered_gpus
 from .formulation import (
     DEFAULT_MAX_COLUMNS,
     DEFAULT_ROUNDING,
@@ -40,7 +41,7 @@ from .formulation import (
     ROW_SYM,
     Formulation,
 )
-from .shares import busy_columns, gpu_slots, node_kinds, relaxed_views, resource_rows
+from .shares import busy_columns, gpu_slots, node_kinds, relaxed_views, resource_rows, room_on_gpus
 from .spans import node_load, pool_load, runs
 from .symmetry import SYMMETRY, fixing_keeps, node_classes, order_rows
 
@@ -53,7 +54,7 @@ def build(
     inst: Instance, max_columns: int = DEFAULT_MAX_COLUMNS, *, aggregate: bool = True,
     cliques: bool = False, rounding: Sequence[int] = DEFAULT_ROUNDING, symmetry: str = "fix",
     max_placements: int = DEFAULT_MAX_PLACEMENTS, reserved: np.ndarray | None = None,
-    relax: str = "exact", reservation: Reservation = "curve",
+    relax: str = "exact", reservation: Reservation = "curve", fixed: FixedUse | None = None,
 ) -> Formulation:
     """Build the time-indexed MILP of an instance (flat or on nodes) as arrays.
 
@@ -95,7 +96,7 @@ def build(
         nowhere), and nodes are identical only with equal rows. The pool's
         own capacity stays the instance's ``G - sum_s d_s[t]``. Refused with
         shared jobs (GPUs withheld by fixed jobs are particular GPUs, which a
-        count does not say).
+        count does not say: give ``fixed`` there).
     relax
         The model, a key of :data:`milp.shares.RELAXATIONS`: ``"exact"`` (the
         instance's), or a relaxation, each an upper bound (``"fluid"``,
@@ -106,6 +107,14 @@ def build(
         the pool row at ``G - P`` and each node's GPUs less those the peak
         reservation withholds there (the highest-indexed ones, so a node
         offers GPUs ``0 .. c_k - 1``).
+    fixed
+        On model version 3 (exact model), in place of ``reserved``: what jobs held fixed
+        outside the model use, by GPU index, CPU and memory (:class:`milp.fixed.FixedUse`).
+        The busy GPUs it gives are withheld as ``reserved`` is; the shared jobs' slots are
+        then their node's GPU indices themselves (not relabelled, the slot reduction off),
+        a share fits a GPU where the fixed shares leave it room, and the CPU and memory
+        rows are lowered by the fixed use (:mod:`milp.fixed`). Nodes are identical only
+        with equal fixed use too.
 
     Raises
     ------
@@ -121,34 +130,56 @@ def build(
     fluid = relax != "exact" and shares_gpus(inst)
     if reserved is not None and slotted:
         raise ValueError(f"reserved: instance {inst.name!r} has shared jobs; GPUs withheld by "
-                         "fixed jobs are particular GPUs, which the count model does not say")
+                         "fixed jobs are particular GPUs, which the count model does not say "
+                         "(give fixed=)")
     model = capacity(cap_inst, reservation)
     T, K, n_jobs = inst.horizon, model.num_nodes, inst.num_jobs
-    free = _node_free(model, reserved)
-    classes = node_classes(model.sizes, free, node_kinds(place_inst))
+    kind_of = node_kinds(place_inst)
+    if fixed is not None:
+        if reserved is not None or relax != "exact" or not inst.has_nodes:
+            raise ValueError("fixed: only for the exact model of an instance with nodes, "
+                             "in place of reserved")
+        fixed.check(model.sizes, T)
+        reserved = fixed.busy(model.sizes)
+        kind_of = [(None if kind_of is None else kind_of[k], fixed.signature(k))
+                   for k in range(K)]
+    free = offered_gpus(model, reserved)
+    classes = node_classes(model.sizes, free, kind_of)
     reduce = symmetry != "none" and any(c.size > 1 for c in classes)
     rep, members = _groups(inst, aggregate and not (reduce and symmetry == "rows"))
     size = np.array([m.size for m in members], dtype=np.int64)
+    shared = resources(inst).shared[rep] if slotted else np.zeros(rep.size, dtype=bool)
+    # with fixed use a share may join a GPU the fixed jobs keep busy, where the pool has no room
     col_group, col_start, col_place, placements, candidates = _columns(
-        place_inst, model, rep, max_columns, max_placements)
+        place_inst, model, rep, max_columns, max_placements,
+        shared if fixed is not None else None)
     width = max(inst.max_span, *map(len, placements))
     place_nodes = _place_array(placements, width)
     dropped: dict[str, int] = {"reserved": 0, "symmetry": 0}
     withheld = reserved is not None or reservation == "peak"
     for why, on in (("reserved", withheld), ("symmetry", reduce)):
         if on and col_group.size:
-            keep = (_fits_free(place_inst, model, free, rep[col_group], col_start,
+            keep = (fits_offered(place_inst, model, free, rep[col_group], col_start,
                                place_nodes[col_place]) if why == "reserved" else
                     fixing_keeps(classes, place_nodes[col_place], col_group, members, n_jobs))
+            if why == "reserved" and fixed is not None:
+                keep |= shared[col_group]  # a share may join a GPU fixed shares keep busy
             dropped[why] = int(col_group.size - keep.sum())
             col_group, col_start, col_place = col_group[keep], col_start[keep], col_place[keep]
     place_gpu = np.full(len(placements), -1, dtype=np.int64)
     if slotted:
-        shared = resources(inst).shared[rep]
+        # with fixed use, the slots are the GPU indices themselves (every GPU, no relabelling)
+        slots = model.node_cap.astype(np.int64) if fixed is not None else free.min(axis=1)
         col_group, col_start, col_place, placements, place_gpu = gpu_slots(
-            col_group, col_start, col_place, placements, members, shared, free.min(axis=1),
-            symmetry != "none", n_jobs)
+            col_group, col_start, col_place, placements, members, shared, slots,
+            symmetry != "none" and fixed is None, n_jobs)
         place_nodes = _place_array(placements, width)
+        if fixed is not None and col_group.size:
+            keep = room_on_gpus(fixed, place_nodes[col_place, 0], place_gpu[col_place], col_start,
+                                inst.durations[rep][col_group],
+                                resources(inst).gpu_milli[rep][col_group])
+            dropped["reserved"] += int(col_group.size - keep.sum())
+            col_group, col_start, col_place = col_group[keep], col_start[keep], col_place[keep]
     n = col_group.size
     g = inst.gpus[rep] if rep.size else np.zeros(0, dtype=np.int64)
     col_p = inst.durations[rep][col_group] if rep.size else g[:0]
@@ -197,6 +228,9 @@ def build(
                                                   place_nodes[:, 0], T, n + n_sum)
         cap_ent = tuple(np.concatenate([a, b]) for a, b in zip(cap_ent, busy_ent))
     nb = busy.shape[0]
+    # a busy GPU of the fixed jobs: counted in reserved already, its room 1000 - f
+    f_busy = (fixed.gpu_milli[place_nodes[busy[:, 0], 0], place_gpu[busy[:, 0]], busy[:, 1]]
+              if fixed is not None and nb else np.zeros(nb, dtype=np.int64))
 
     rows = _Rows()
     # assignment rows, only where a group has more than one column (or copies)
@@ -232,11 +266,13 @@ def build(
                     cap_key[r_keys] // d)
     if nb:
         rows.add(milli_rows[0], milli_rows[1], milli_rows[2], ROW_GPU,
-                 np.arange(nb, dtype=np.int64), np.zeros(nb))
+                 np.arange(nb, dtype=np.int64),
+                 np.where(f_busy > 0, FULL_GPU_MILLI - f_busy, 0).astype(np.float64))
     if relax in ("exact", "fluid") and uses_resources(inst) and n:
         kind = {"cpu": ROW_CPU, "memory": ROW_MEMORY}
+        used = None if fixed is None else {"cpu": fixed.cpu, "memory": fixed.memory}
         for name, r_keys, e_key, e_col, e_val, upper in resource_rows(
-                inst, rep, col_group, col_start, col_p, nodes, size, model.multi):
+                inst, rep, col_group, col_start, col_p, nodes, size, model.multi, used):
             rows.add_at(r_keys, K * T, e_key, e_col, e_val, kind[name], upper)
     for r_ids, c_ids, vals, kinds, refs, lower, upper in sym_blocks:
         rows.add(r_ids, c_ids, vals, int(kinds[0]), refs, upper, lower)
@@ -283,7 +319,7 @@ def build(
         row_upper=_ro(np.concatenate(rows.upper)),
         col_lower=_ro(np.zeros(n + n_sum + nb)),
         col_upper=_ro(np.concatenate([size[col_group].astype(np.float64), np.full(n_sum, np.inf),
-                                      np.ones(nb)])),
+                                      (f_busy == 0).astype(np.float64)])),
         integrality=_ro(np.concatenate([np.ones(n, dtype=np.int64),
                                         np.zeros(n_sum, dtype=np.int64),
                                         np.ones(nb, dtype=np.int64)])),
@@ -304,6 +340,7 @@ def build(
         place_gpu=_ro(place_gpu),
         busy=_ro(busy),
         relax=relax,
+        gpu_fixed=fixed is not None and slotted,
     )
     logger.debug("%s", form.summary())
     return form
@@ -368,8 +405,10 @@ def _groups(inst: Instance, aggregate: bool) -> tuple[np.ndarray, tuple[np.ndarr
 
 def _columns(
     inst: Instance, model: Capacity, rep: np.ndarray, max_columns: int, max_placements: int,
+    exempt: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, ...]], int]:
-    """Columns ``(group, start, placement)``, sorted so, where the job fits the pool alone.
+    """Columns ``(group, start, placement)``, sorted so, where the job fits the pool alone
+    (the groups ``exempt`` at every start).
 
     Returns the three column arrays, the placements (the one-node ones first,
     by node) and the number of candidate columns.
@@ -413,6 +452,8 @@ def _columns(
         ok = np.concatenate([[0], np.cumsum(cap >= gv)])
         s = col_start[sel]
         keep[sel] = (ok[s + col_p[sel]] - ok[s]) == col_p[sel]
+    if exempt is not None:
+        keep |= exempt[col_group]
     col_group, col_start = col_group[keep], col_start[keep]
     ids = np.array([i for q in group_places for i in q], dtype=np.int64)
     ptr = np.concatenate([[0], np.cumsum(npl)])
@@ -435,43 +476,6 @@ def _place_array(placements: Sequence[tuple[int, ...]], width: int) -> np.ndarra
     for i, q in enumerate(placements):
         out[i, : len(q)] = q
     return out
-
-
-def _node_free(model: Capacity, reserved: np.ndarray | None) -> np.ndarray:
-    """``(K, T)`` GPUs each node offers per slot: its capacity less ``reserved`` (checked)."""
-    K, T = model.num_nodes, model.horizon
-    full = np.repeat(model.node_cap[:, None], T, axis=1).astype(np.int64)
-    if reserved is None:
-        return full
-    arr = np.asarray(reserved)
-    if arr.shape != (K, T) or not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"reserved: must be integers of shape ({K}, {T}), got "
-                         f"{arr.dtype} of shape {arr.shape}")
-    if arr.size and (arr.min() < 0 or np.any(arr > full)):
-        k, t = np.argwhere((arr < 0) | (arr > full))[0].tolist()
-        raise ValueError(f"reserved: node {k} slot {t} withholds {int(arr[k, t])} GPUs, "
-                         f"not in [0, {int(full[k, t])}]")
-    return full - arr.astype(np.int64)
-
-
-def _fits_free(
-    inst: Instance, model: Capacity, free: np.ndarray, col_job: np.ndarray,
-    col_start: np.ndarray, nodes: np.ndarray,
-) -> np.ndarray:
-    """Per column: its job alone fits what each of its nodes offers over its run.
-
-    ``nodes`` is each column's node positions (``-1`` padded). A one-node job
-    needs ``g_j`` GPUs there, a multi-node job each of its nodes in full.
-    """
-    m_col, m_slot = np.nonzero(nodes >= 0)
-    m_node = nodes[m_col, m_slot]
-    job = col_job[m_col]
-    need = np.where(model.multi[job], model.sizes[m_node], inst.gpus[job])
-    idx, t = runs(col_start[m_col], inst.durations[job])
-    short = free[m_node[idx], t] < need[idx]
-    keep = np.ones(col_job.size, dtype=bool)
-    keep[m_col[idx[short]]] = False
-    return keep
 
 
 def _ro(a: np.ndarray) -> np.ndarray:

@@ -160,7 +160,8 @@ def solve_cpsat(
     name = solver.status_name(code)
     start = place = gpu = None
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        start, place = _arrays(form, jobs, solver.boolean_value, solver.value)
+        sol = _arrays(form, jobs, solver.boolean_value, solver.value)
+        start, place = sol[0], sol[1]
         if form.has_slots:
             gpu = np.full(inst.num_jobs, -1, dtype=np.int64)
             for (j, q), lit in jobs.on.items():
@@ -175,7 +176,9 @@ def solve_cpsat(
     else:
         status = Status.ERROR
     dual = None
-    if status in (Status.OPTIMAL, Status.TIME_LIMIT):
+    # not on UNKNOWN: stopped before its search (by a portfolio's other solver), CP-SAT
+    # reported a bound of 0 below a feasible value (model version 3, 2026-12-01)
+    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         b = float(solver.best_objective_bound)
         if math.isfinite(b):
             dual = b / scale * (1 + 1e-9) + 1e-12

@@ -107,6 +107,9 @@ class Formulation:
         ``(nb, 2)``: per busy column, its slot's placement index and time slot (ascending).
     relax
         The model (:data:`milp.shares.RELAXATIONS`): ``"exact"`` or a relaxation.
+    gpu_fixed
+        The slot labels are the GPU indices themselves (a model built with fixed use,
+        :mod:`milp.fixed`): :meth:`encode` does not relabel them.
     """
 
     instance: Instance
@@ -134,6 +137,7 @@ class Formulation:
     place_gpu: np.ndarray | None = None
     busy: np.ndarray | None = None
     relax: str = "exact"
+    gpu_fixed: bool = False
 
     # ----------------------------------------------------------------- sizes
     @property
@@ -268,7 +272,7 @@ class Formulation:
                     raise ValueError(f"gpu: instance {inst.name!r} has shared jobs, the GPU of "
                                      "each is needed")
                 labels = np.asarray(gpu, dtype=np.int64)
-                if relabel:
+                if relabel and not self.gpu_fixed:
                     labels = canonical_gpu(start, place, labels, self.node_free.shape[0])
             index = self.place_index
             pid = np.array([index.get((tuple(k for k in place[j].tolist() if k >= 0),
@@ -301,7 +305,8 @@ class Formulation:
                                                 - inst.durations[jobs], inst.durations[jobs])
             want = np.unique(q[idx] * inst.horizon + start[jobs][idx] + t)
             have = self.busy[:, 0] * inst.horizon + self.busy[:, 1]  # type: ignore[index]
-            x[self.num_cols - self.num_busy + np.searchsorted(have, want)] = 1.0
+            at = self.num_cols - self.num_busy + np.searchsorted(have, want)
+            x[at] = self.col_upper[at]  # 0 on a GPU that fixed jobs keep busy (milp.fixed)
         return x
 
     def decode(self, x: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:

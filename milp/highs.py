@@ -283,20 +283,26 @@ def _nothing_run(form: Formulation) -> Solution:
     inst = form.instance
     n = inst.num_jobs
     place = np.full((n, inst.max_span), -1, dtype=np.int64) if inst.has_nodes else None
+    if form.has_slots:
+        return np.full(n, -1, dtype=np.int64), place, np.full(n, -1, dtype=np.int64)
     return np.full(n, -1, dtype=np.int64), place
 
 
 def _place_kw(sol: Solution) -> dict[str, Any]:
-    """``place=`` for the hooks on an instance with nodes; nothing on a flat one."""
-    return {} if sol[1] is None else {"place": sol[1]}
+    """``place=`` for the hooks on an instance with nodes (and ``gpu=`` with GPU slots, model
+    version 3); nothing on a flat one."""
+    if sol[1] is None:
+        return {}
+    return {"place": sol[1]} if len(sol) < 3 else {"place": sol[1], "gpu": sol[2]}
 
 
 def _subscribe_hooks(h: Any, form: Formulation, hooks: IncumbentHooks) -> None:
     """HiGHS's improving solutions to ``hooks``, and what they offer back to HiGHS."""
 
     def improving(e: Any) -> None:
-        sol = form.decode(np.asarray(e.data_out.mip_solution))
-        hooks.incumbent(sol[0], **_place_kw(sol))
+        x = np.asarray(e.data_out.mip_solution)
+        sol = form.decode_all(x) if form.has_slots else form.decode(x)
+        hooks.incumbent(sol[0], **_place_kw(sol))  # type: ignore[arg-type]
 
     def user_solution(e: Any) -> None:
         sol = as_solution(hooks.offer())

@@ -48,10 +48,12 @@ def portfolio(
             stop.set()
         return raw
 
-    with ThreadPoolExecutor(2) as pool:
-        fh = pool.submit(run, "HiGHS", solve_highs, threads=1, progress=progress, **params)
+    # HiGHS in the calling thread: its process-wide thread pool belongs to the thread that
+    # last reset it, and a reset in a worker thread left later solves in this one failing
+    with ThreadPoolExecutor(1) as pool:
         fc = pool.submit(run, "CP-SAT", solve_cpsat, threads=max(1, threads - 1), progress=None)
-        h, c = fh.result(), fc.result()
+        h = run("HiGHS", solve_highs, threads=1, progress=progress, **params)
+        c = fc.result()
     ok = [r for r in (h, c) if r.status is not Status.ERROR]
     found = sorted((r.solution for r in ok if r.solution is not None),
                    key=lambda sol: -solution_value(form, sol))

@@ -47,10 +47,11 @@ import numpy as np
 from instances import Instance, Node
 from instances.resources import FULL_GPU_MILLI, resources, uses_resources
 
+from .fixed import FixedUse
 from .spans import node_load, runs
 
 __all__ = ["RELAXATIONS", "busy_columns", "canonical_gpu", "gpu_slots", "gpu_twin",
-           "node_kinds", "relaxed_views", "resource_rows"]
+           "node_kinds", "relaxed_views", "resource_rows", "room_on_gpus"]
 
 RELAXATIONS: dict[str, str] = {
     "exact": "the model itself (on version 3: GPU slots, busy GPUs, CPU and memory)",
@@ -186,14 +187,32 @@ def busy_columns(
     return busy, milli, cap
 
 
+def room_on_gpus(fixed: FixedUse, node: np.ndarray, gpu: np.ndarray, start: np.ndarray,
+                 dur: np.ndarray, milli: np.ndarray) -> np.ndarray:
+    """Per column, whether its share fits beside the fixed use of its GPU over its run.
+
+    ``node`` and ``gpu`` are each column's node and GPU (``-1``: not a shared
+    column, always kept), ``milli`` its ``gpu_milli``.
+    """
+    keep = np.ones(node.size, dtype=bool)
+    sc = np.flatnonzero(gpu >= 0)
+    idx, t = runs(start[sc], dur[sc])
+    over = fixed.gpu_milli[node[sc][idx], gpu[sc][idx], t] + milli[sc][idx] > FULL_GPU_MILLI
+    keep[sc[idx[over]]] = False
+    return keep
+
+
 def resource_rows(
     inst: Instance, rep: np.ndarray, col_group: np.ndarray, col_start: np.ndarray,
     col_p: np.ndarray, nodes: np.ndarray, size: np.ndarray, multi: np.ndarray,
+    used: dict[str, np.ndarray] | None = None,
 ) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """The CPU and memory rows of the nodes that state them, where they can bind.
 
     ``nodes`` is each column's node positions (``-1`` padded), ``size`` each
     group's copies. Jobs on whole nodes are left out (module notes).
+    ``used`` (``"cpu"``, ``"memory"``: ``(K, T)``) is taken by jobs held fixed
+    outside the model, and lowers each row's right-hand side.
 
     Returns
     -------
@@ -216,7 +235,10 @@ def resource_rows(
             continue
         load = node_load(K, T, col_group[sel] * K + node[sel], col_start[sel], col_p[sel],
                          need[sel] * size[col_group[sel]])
-        binding = (load > cap[:, None]).reshape(-1)
+        left = np.repeat(cap[:, None], T, axis=1)
+        if used is not None:
+            left = left - used[name]
+        binding = (load > left).reshape(-1)
         idx, t = runs(col_start[sel], col_p[sel])
         key = node[sel][idx] * T + t
         keep = binding[key]
@@ -224,7 +246,7 @@ def resource_rows(
         if keys.size == 0:
             continue
         out.append((name, keys, key[keep], sel[idx][keep], need[sel][idx][keep].astype(float),
-                    cap[keys // T]))
+                    left.reshape(-1)[keys]))
     return out
 
 

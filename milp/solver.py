@@ -15,11 +15,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from instances import Instance, Result, Schedule, Status
+from instances.arrays import Reservation
 from instances.capacity import place_starts
 from instances.resources import shares_gpus, uses_resources
 
@@ -51,7 +53,8 @@ def solve(
     aggregate: bool = True, cliques: bool = False, rounding: Sequence[int] = DEFAULT_ROUNDING,
     lagrangian: Any = None, fixing: bool = False, symmetry: str | None = None,
     flat_share: float = FLAT_SHARE, flat: Result | None = None,
-    relaxation: str | None = None, relaxed: Relaxed | None = None, **params: Any,
+    relaxation: str | None = None, relaxed: Relaxed | None = None,
+    reservation: Reservation = "curve", **params: Any,
 ) -> Result:
     """Solve the time-indexed MILP of an instance, flat or on nodes.
 
@@ -122,6 +125,14 @@ def solve(
     relaxed
         On model version 3, a finished :func:`milp.relaxation` to hold
         instead of running one.
+    reservation
+        ``"curve"`` (default) or ``"peak"``: the model of :func:`milp.build` under it (the
+        pool row at ``G - P``, each node its GPUs less those peak withholds there, by
+        index on version 3), and the schedule checked under it with the reservation
+        enforced. Under ``peak`` a warm start that breaks the peak reservation is left
+        out (said in the message), the flat solve first (on nodes) is under ``peak``
+        too and its schedule not placed, and the bounds held under ``curve`` (the
+        Lagrangian, a relaxation's) stay valid: every ``peak`` schedule is a ``curve`` one.
     **params
         Backend options. HiGHS: ``root_lp``, ``seed`` and HiGHS options by
         name (see :func:`milp.highs.solve_highs`). CP-SAT: ``seed`` and
@@ -141,6 +152,9 @@ def solve(
     """
     t0 = time.perf_counter()
     check_args(backend, time_limit, mip_gap, threads)
+    if reservation not in ("curve", "peak"):
+        raise ValueError(f"reservation: must be 'curve' or 'peak', got {reservation!r}")
+    peak = reservation == "peak"
     if "lns_helper" in params:
         raise ValueError(
             "lns_helper: the LNS helper is added above the MILP, by matheuristics.solve_milp; "
@@ -156,9 +170,6 @@ def solve(
                          "relaxations are milp.relaxation's (relaxed=)")
     if (relaxation is not None or relaxed is not None) and not v3:
         raise ValueError(f"relaxation: instance {inst.name!r} is not a version 3 instance")
-    if hooks is not None and shares_gpus(inst):
-        raise ValueError(f"hooks: instance {inst.name!r} has shared jobs; incumbent hooks "
-                         "trade (start, place) pairs, which do not say the shared jobs' GPUs")
     method = METHOD_NAMES[backend]
     bar = progress if isinstance(progress, Progress) else (
         Progress(time_limit, "milp") if progress else None)
@@ -167,13 +178,19 @@ def solve(
             bar.set_phase("build")
         sym = symmetry if symmetry is not None else ("none" if backend == "cpsat" else "fix")
         form = build(inst, max_columns, aggregate=aggregate, cliques=cliques, rounding=rounding,
-                     symmetry=sym)
+                     symmetry=sym, reservation=reservation)
         call = {
             "time_limit": time_limit, "mip_gap": mip_gap, "threads": threads,
             "backend": backend, "aggregate": aggregate, "cliques": cliques,
             "rounding": [int(d) for d in rounding], **params,
         }
+        notes: list[str] = []
+        if peak:
+            call["reservation"] = reservation
         given = warm_start_arrays(inst, warm_start)
+        if given is not None and peak and not form.feasible(*given[1:]):
+            notes.append(f"warm start ({given[0]}) left out: it breaks the peak reservation")
+            given = None
         warm = [] if given is None else [given]
         if v3:
             kind = relaxation or ("fluid" if shares_gpus(inst) else "flat")
@@ -194,8 +211,8 @@ def solve(
                     bar.set_phase("flat model")
                 flat = _solve_flat(inst, min(10.0, flat_share * time_limit), given, mip_gap=mip_gap,
                                    threads=threads, aggregate=aggregate, cliques=cliques,
-                                   rounding=rounding)
-            if flat is not None:
+                                   rounding=rounding, reservation=reservation)
+            if flat is not None and not peak:
                 start, place = place_starts(inst, flat.schedule.to_array(inst), fill=True)
                 warm.append(("flat incumbent placed on the nodes", start, place))
         first = max(warm, key=lambda w: float(inst.job_values[w[1] >= 0].sum()), default=None)
@@ -231,7 +248,10 @@ def solve(
                  for a in (raw.start, None if first is None else first[1]) if a is not None]
         bound_after_solve(inst, held, raw.dual_bound, raw.lp_bound, lagrangian, time_limit,
                           lower=max(known) if known else None)
-        return assemble(inst, method, form, raw, warm, call, t0, held)
+        res = assemble(inst, method, form, raw, warm, call, t0, held, reservation=reservation)
+        if notes:
+            res = replace(res, message="; ".join([*notes, res.message] if res.message else notes))
+        return res
     finally:
         if bar is not None and bar is not progress:
             bar.close()

@@ -165,3 +165,40 @@ def test_jobs_of_many_nodes_match_the_numpy_decoder(shape: str, rule: str) -> No
     big = inst.multi_node & (inst.gpus >= 64) & (start >= 0)
     assert big.any()  # the path for targets of 62 GPUs and more ran
     evaluate(inst, Schedule.from_array(inst, start, place), "curve", enforce_reservation=True)
+
+
+@pytest.mark.parametrize("rule", PLACEMENTS)
+def test_job_sizes_that_are_no_level_match_the_numpy_decoder(rule: str) -> None:
+    """Jobs of sizes the profile keeps no level of: below the lowest (1 GPU) and between two."""
+    flat = instances.generate("large", seed=0, num_jobs=2000, num_gpus=256)  # jobs of 2 to 16 GPUs
+    inst = instances.with_nodes(flat, 8)
+    prof = new_profile(inst, "curve", rule)
+    jobs = job_arrays(inst)
+    rng = np.random.default_rng(5)
+    jobs[0] = np.where(jobs[0] <= 8, rng.choice([1, 3, 5, 7], size=jobs.shape[1]), jobs[0])
+    assert not np.isin(jobs[0], prof.levels).all() and jobs[0].min() < prof.levels.min()
+    order = rng.permutation(inst.num_jobs)[:500]
+    got = []
+    for decode in (serial_starts, serial_starts_numpy):
+        place = new_place(inst)
+        start = decode(new_profile(inst, "curve", rule), order, jobs, None, place)
+        got.append((start.tolist(), place.tolist()))
+    assert got[0] == got[1]
+    assert sum(s >= 0 for s in got[0][0]) > 50
+
+
+@pytest.mark.parametrize("rule", PLACEMENTS)
+def test_more_than_64_nodes_match_the_numpy_decoder(rule: str) -> None:
+    """80 nodes of 4 GPUs: node sets of two words (the kernel compiled for any number of words)."""
+    inst = instances.with_nodes(instances.generate("large", seed=1, num_jobs=800, num_gpus=320), 4)
+    assert inst.num_nodes == 80 and (inst.gpus > 4).any()
+    order = np.random.default_rng(2).permutation(inst.num_jobs)
+    got = []
+    for decode in (serial_starts, serial_starts_numpy):
+        place = new_place(inst)
+        start = decode(new_profile(inst, "curve", rule), order, job_arrays(inst), None, place)
+        got.append((start.tolist(), place.tolist()))
+    assert got[0] == got[1]
+    start, place = (np.array(a) for a in got[0])
+    assert (place[start >= 0] >= 64).any()  # nodes of the second word were placed on
+    evaluate(inst, Schedule.from_array(inst, start, place), "curve", enforce_reservation=True)

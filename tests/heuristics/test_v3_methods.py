@@ -134,6 +134,14 @@ def test_the_summary_rows_follow_the_gpu_rows() -> None:
             assert (nf[k] == rows.sum(axis=0)).all()
             partial = np.where(rows < 1000, rows, 0)
             assert (mx[k] == partial.max(axis=0)).all()
+        # the level rows: node k's bit of level L is set where the node has L or more
+        info, wl, ml = prof.st[17], prof.st[18], prof.st[19]  # type: ignore[attr-defined]
+        first, W = int(info[0]), int(info[3])
+        bits = prof.rows[first : first + (wl.size + ml.size) * W].reshape(-1, W, inst.horizon)
+        has = (bits[:, np.arange(inst.num_nodes) // 64, :] >> (np.arange(inst.num_nodes) % 64)
+               [None, :, None]) & 1
+        assert (has[: wl.size] == (wf[None] >= wl[:, None, None])).all()
+        assert (has[wl.size :] == (mx[None] >= ml[:, None, None])).all()
 
 
 @pytest.mark.parametrize("seed", range(6))
