@@ -48,8 +48,11 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=REAL_TIME_LIMIT)
     ap.add_argument("--best-time-limit", type=float, default=REAL_BEST_TIME_LIMIT)
     ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--resources", default="gpus,full",
+                    help="gpus, full or gpus,full (version 2, version 3 or both)")
     args = ap.parse_args()
     pools = [int(g) for g in args.pools.split(",")]
+    resources = [r for r in args.resources.split(",") if r]
 
     t0 = time.perf_counter()
     for d in OPENB_DAYS:
@@ -60,13 +63,20 @@ def main() -> None:
 
     t0 = time.perf_counter()
     rep = reproduce_real(args.output, days=OPENB_DAYS, pools=pools, time_limit=args.time_limit,
-                         best_time_limit=args.best_time_limit, workers=args.workers)
+                         best_time_limit=args.best_time_limit, workers=args.workers,
+                         resources=resources)
     wall = time.perf_counter() - t0
-    frame = rep.frame.sort_values(["num_gpus", "day"]).reset_index(drop=True)
-    print(frame[list(COLUMNS)].rename(columns=COLUMNS).to_markdown(index=False, floatfmt=".2f"))
-    print()
+    frame = rep.frame.sort_values(["resources", "num_gpus", "day"]).reset_index(drop=True)
+    for res, part in frame.groupby("resources", sort=False):
+        print(f"resources={res}:")
+        print(part[list(COLUMNS)].rename(columns=COLUMNS).to_markdown(index=False, floatfmt=".2f"))
+        print()
     print(rep.table.to_markdown(index=False, floatfmt=".1f"))
     print()
+    if len(set(frame["resources"])) > 1:
+        from gpusched.tables import rounding_view
+
+        print(rounding_view(rep.rounding).render("md"))
     s = rep.summary
     print(f"{len(frame)} instances, {s.total} cells ({s.ran} run, {s.errors} errors, "
           f"{s.skipped} already done) in {wall:.0f} s; time limits: MILP {args.time_limit:g} s, "

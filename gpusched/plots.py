@@ -55,6 +55,8 @@ INFERENCE_COLOR = "#C44E52"
 IDLE_COLOR = "#EEEEEE"
 STRANDED_COLOR = "#8C564B"
 NODE_BAND_COLOR = "#F4F4F4"
+SHARE_IDLE_COLOR = "#B7C7E6"
+FULL_MILLI = 1000  # gpu_milli of one whole GPU
 FONT_SIZE = 8
 """Smallest font size of any text in a figure (points)."""
 
@@ -243,18 +245,26 @@ def plot_utilization(
     inst: Instance, schedule: Schedule, *, reservation: str = "curve", ax: Axes | None = None,
     title: str | None = None,
 ) -> Axes:
-    """GPUs in use per slot, stacked: inference, batch, reserved-idle (peak), idle."""
-    inference, batch = _usage(inst, schedule)
+    """GPUs in use per slot, stacked: inference, batch, reserved-idle (peak), idle.
+
+    With shared jobs (model version 3) batch is the GPU amount running (a share counts its
+    fraction, as utilization does), and the rest of the GPUs that shares keep busy is a
+    layer of its own (idle shares of shared GPUs, which no whole-GPU job can take).
+    """
+    inference, batch, share_idle = _usage(inst, schedule)
+    busy = batch + share_idle
     reserved_idle = np.minimum(np.maximum(0, _reserved(inst, reservation) - inference),
-                               np.maximum(0, inst.num_gpus - inference - batch))
+                               np.maximum(0, inst.num_gpus - inference - busy))
     layers: list[tuple[np.ndarray, dict[str, Any]]] = [
         (inference, {"color": INFERENCE_COLOR, "alpha": 0.7, "label": "inference"}),
         (batch, {"color": KIND_COLORS["training"], "label": "batch"}),
     ]
+    if share_idle.any():
+        layers.append((share_idle, {"color": SHARE_IDLE_COLOR, "label": "idle share of shared GPUs"}))
     if reservation == "peak":
         layers.append((reserved_idle, {"color": "white", "edgecolor": INFERENCE_COLOR,
                                        "hatch": "///", "linewidth": 0.0, "label": "reserved idle"}))
-    layers.append((inst.num_gpus - inference - batch - reserved_idle,
+    layers.append((inst.num_gpus - inference - busy - reserved_idle,
                    {"color": IDLE_COLOR, "label": "idle"}))
     util = evaluate(inst, schedule).utilization
     return _stacked(new_axes(ax, (8, 3.2)), inst, layers,
@@ -269,7 +279,8 @@ def plot_fragmentation(
     """
     m = evaluate(inst, schedule)
     stranded = np.asarray(stranded_gpus(inst, schedule), dtype=np.int64)
-    inference, batch = _usage(inst, schedule)
+    inference, batch, share_idle = _usage(inst, schedule)
+    batch = batch + share_idle  # GPUs busy with batch work
     layers: list[tuple[np.ndarray, dict[str, Any]]] = [
         (inference, {"color": INFERENCE_COLOR, "alpha": 0.7, "label": "inference"}),
         (batch, {"color": KIND_COLORS["training"], "label": "batch"}),
@@ -282,13 +293,26 @@ def plot_fragmentation(
                              f"fragmentation {m.fragmentation} GPU-slots")
 
 
-def _usage(inst: Instance, schedule: Schedule) -> tuple[np.ndarray, np.ndarray]:
-    """Inference demand and batch GPUs in use, per slot."""
-    batch = np.zeros(inst.horizon, dtype=np.int64)
+def _usage(inst: Instance, schedule: Schedule) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per slot: inference demand, batch GPUs in use, and the idle share of shared GPUs
+    (model version 3: batch is then the GPU amount running, and the last the GPUs that
+    shares keep busy less the amount they run; 0 without shared jobs)."""
+    T = inst.horizon
+    batch = np.zeros(T, dtype=np.float64 if inst.shares_gpus else np.int64)
+    shares = np.zeros(T)
+    held: dict[tuple[str, int], np.ndarray] = {}  # per GPU carrying shares: the slots it is busy
     for name, s in schedule.starts.items():
         job = inst.jobs[inst.job_index[name]]
-        batch[s : s + job.duration] += job.gpus
-    return np.asarray(inst.total_demand, dtype=np.int64), batch
+        e = s + job.duration
+        if job.gpu_milli >= FULL_MILLI:
+            batch[s:e] += job.gpus
+            continue
+        shares[s:e] += job.gpu_milli / FULL_MILLI
+        for gpu in ((k, g) for k, idx in schedule.indices.get(name, {}).items() for g in idx):
+            held.setdefault(gpu, np.zeros(T, dtype=bool))[s:e] = True
+    busy = np.sum(list(held.values()), axis=0) if held else 0
+    share_idle = np.maximum(0.0, busy - shares) if held else np.zeros(T, batch.dtype)
+    return np.asarray(inst.total_demand, dtype=np.int64), batch + shares.astype(batch.dtype), share_idle
 
 
 def _stacked(ax: Axes, inst: Instance, layers: Sequence[tuple[np.ndarray, dict[str, Any]]],

@@ -69,7 +69,8 @@ def plot_gain_vs_contention(
     ax.axhline(0.0, color="0.6", linewidth=0.8)
     _contention_axis(ax)
     ax.set_ylabel("value gain over fifo %")
-    ax.legend(fontsize=7, frameon=False, ncol=2)
+    if ax.get_legend_handles_labels()[0]:  # none when no method has a figure (all failed)
+        ax.legend(fontsize=7, frameon=False, ncol=2)
     return ax
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 import instances
 
-from . import plots
+from . import plots, plots_nodes
 from .sweep import load_rows
 from .tables import VIEWS, has_node_rows, prepare, view
 
@@ -92,7 +92,7 @@ def write_plots(
         res = str(row["reservation"]) if pd.notna(row["reservation"]) else "curve"
         stem = f"{inst.name}-{m}"
         paths += plots.save_figure(
-            plots.plot_gantt(inst, sched, reservation=res,
+            plots_nodes.plot_schedule_gantt(inst, sched, reservation=res,
                              title=f"{inst.name}, {m} ({res} reservation)"),
             out / f"gantt-{stem}", formats)
         paths += plots.save_figure(

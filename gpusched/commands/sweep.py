@@ -102,6 +102,8 @@ def register(sub: Any) -> None:
                    help="real: share of the pool the ServeGen series asks at its peak (default 0.3)")
     p.add_argument("--quick", action="store_true",
                    help="real: two days (130 and 149) on 8 and 16 GPUs, short limits")
+    p.add_argument("--resources", default=None,
+                   help="real: gpus, full or gpus,full (default both: version 2 and version 3)")
     p.add_argument("--no-ablation", action="store_true",
                    help="skip the extra heuristics of the ablation table")
     p.add_argument("-p", "--param", action="append", default=[], metavar="METHOD.KEY=VALUE",
@@ -219,7 +221,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     else:
         import instances
 
-        from .. import plots
+        from .. import plots, plots_nodes
 
         if not args.schedule:
             raise ValueError(f"{args.source}: not a results folder; give an instance file "
@@ -232,7 +234,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.schedule}: {e}") from None
         stem = Path(args.output)
         paths = plots.save_figure(
-            plots.plot_gantt(inst, sched, reservation=args.reservation),
+            plots_nodes.plot_schedule_gantt(inst, sched, reservation=args.reservation),
             stem.with_name(stem.name + "-gantt"))
         paths += plots.save_figure(
             plots.plot_utilization(inst, sched, reservation=args.reservation),
@@ -278,12 +280,14 @@ def cmd_reproduce_real(args: argparse.Namespace) -> int:
         v = getattr(args, key)
         if v is not None:
             base[key] = _int_list(v, f"--{key}") if key in ("days", "pools") else v
+    if args.resources is not None:
+        base["resources"] = [r.strip() for r in args.resources.split(",") if r.strip()]
     args.retry_errors = True  # a method that failed is not a result to keep
     try:
         cells = real_cells(**base)
     except ValueError as e:
         msg = str(e)
-        for key in ("days", "pools", "inference_share"):
+        for key in ("days", "pools", "inference_share", "resources"):
             if msg.startswith(f"{key}: "):
                 msg = f"--{key.replace('_', '-')}: " + msg[len(key) + 2:]
         raise ValueError(msg) from None
@@ -292,6 +296,9 @@ def cmd_reproduce_real(args: argparse.Namespace) -> int:
         return RESUME_EXIT
     frame, table, files = finish_real(args.output, cells, base["time_limit"])
     print(table.to_markdown(index=False, floatfmt=".1f"))
+    rounding = [f for f in files if f.name == "real-resources.md"]
+    if rounding:
+        print("\n" + rounding[0].read_text(), end="")
     print(f"{s.ran} cells run ({s.errors} errors), {s.skipped} already done; "
           f"{len(frame)} instances; table, rows and plot: {', '.join(str(f) for f in files)}")
     return 0
@@ -302,7 +309,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         args.output = f"results/{args.target}"
     if args.target == "real":
         return cmd_reproduce_real(args)
-    for flag in ("days", "pools", "best_time_limit", "inference_share"):
+    for flag in ("days", "pools", "best_time_limit", "inference_share", "resources"):
         if getattr(args, flag) is not None:
             raise ValueError(f"--{flag.replace('_', '-')}: an option of reproduce real, not seed")
     if args.quick:

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 import instances
-from instances.traces import FORMATS, REASONS
+from instances.traces import FORMATS, REASONS, openb_cluster
 
 from .core import json_line, write_text
 
@@ -28,8 +28,9 @@ def register(sub: Any) -> None:
     p.add_argument("-o", "--output", help="instance file to write (default: standard output)")
     p.add_argument("--start", default=None,
                    help="window start in trace seconds (default: the earliest submit)")
-    p.add_argument("--hours", type=float, default=24.0, help="window length (default 24)")
-    p.add_argument("--slot-minutes", type=float, default=60.0, help="slot length (default 60)")
+    p.add_argument("--hours", type=float, default=None, help="window length (default 24)")
+    p.add_argument("--slot-minutes", type=float, default=None,
+                   help="slot length (default 60; 15 with --cluster)")
     p.add_argument("--num-gpus", type=int, default=None,
                    help="pool size (with --nodes: the part of the node list taken)")
     p.add_argument("--nodes", default=None,
@@ -45,6 +46,9 @@ def register(sub: Any) -> None:
     p.add_argument("--tasks", default=None, help="pai: the task table (default beside the job table)")
     p.add_argument("--resources", choices=("gpus", "full"), default="gpus",
                    help="gpus: GPU counts only (default); full: openb shares, models, CPU, memory")
+    p.add_argument("--cluster", action="store_true",
+                   help="openb: the whole cluster in one instance (every GPU node of --nodes, "
+                   "default the shipped list; the trace's days 115-149 in 15-minute slots)")
     p.add_argument("--json", action="store_true", help="print the import summary as one JSON line")
     p.set_defaults(func=cmd_import)
 
@@ -87,14 +91,39 @@ def summary(meta: dict[str, Any]) -> str:
     )
 
 
-def cmd_import(args: argparse.Namespace) -> int:
-    inst = instances.from_trace(
-        args.format, args.path, start=_start(args.start), hours=args.hours,
-        slot_minutes=args.slot_minutes, num_gpus=args.num_gpus, nodes=args.nodes,
-        priorities=_priorities(args.priority), service=args.service, max_jobs=args.max_jobs,
-        skip_bad=args.skip_bad, procs_per_gpu=args.procs_per_gpu, tasks=args.tasks,
-        resources=args.resources,
+CLUSTER_FIXED = ("start", "hours", "num_gpus", "priority", "max_jobs", "skip_bad", "tasks")
+"""Options ``--cluster`` fixes itself (the window, the pool) or that do not apply to it."""
+
+
+def _cluster(args: argparse.Namespace) -> instances.Instance:
+    """``import openb PATH --cluster``: :func:`instances.traces.openb_cluster`."""
+    if args.format != "openb":
+        raise ValueError(f"--cluster: the whole cluster is an openb import, got format {args.format!r}")
+    for key in CLUSTER_FIXED:
+        if getattr(args, key) not in (None, False):
+            raise ValueError(
+                f"--{key.replace('_', '-')}: not an option of --cluster (it takes the whole "
+                f"node list over days 115-149)"
+            )
+    kw: dict[str, Any] = {} if args.slot_minutes is None else {"slot_minutes": args.slot_minutes}
+    return openb_cluster(
+        args.resources, service=args.service, pods=args.path,
+        nodes="openb:nodes" if args.nodes is None else args.nodes, **kw,
     )
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    if args.cluster:
+        inst = _cluster(args)
+    else:
+        inst = instances.from_trace(
+            args.format, args.path, start=_start(args.start),
+            hours=24.0 if args.hours is None else args.hours,
+            slot_minutes=60.0 if args.slot_minutes is None else args.slot_minutes,
+            num_gpus=args.num_gpus, nodes=args.nodes, priorities=_priorities(args.priority),
+            service=args.service, max_jobs=args.max_jobs, skip_bad=args.skip_bad,
+            procs_per_gpu=args.procs_per_gpu, tasks=args.tasks, resources=args.resources,
+        )
     meta = dict(inst.meta["import"])
     write_text(args.output, instances.dumps(inst))
     line = json_line(meta) if args.json else summary(meta)

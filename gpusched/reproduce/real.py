@@ -3,7 +3,9 @@
 Days of the ``openb-day`` family at several pool sizes, with FIFO, the
 backfilling baselines, ``list``, ``best`` and the exact bound, tabulated and
 plotted against contention: where FIFO is already near the optimum and where
-the allocator's gain appears.
+the allocator's gain appears. Each day and pool is run twice, with
+``resources="gpus"`` (model version 2: a share of a GPU takes a whole one) and
+``"full"`` (version 3), and a table says what the whole-GPU rounding did.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from instances import gap
 from instances.families import OPENB_DAYS, OPENB_INFERENCE_SHARE, contention
 from instances.io import atomic_write_text
 
@@ -46,15 +49,18 @@ __all__ = [
     "REAL_METHODS",
     "REAL_POOLS",
     "REAL_QUICK",
+    "REAL_RESOURCES",
     "REAL_TIME_LIMIT",
     "RealReport",
     "best_values",
+    "cell_resources",
     "finish_real",
     "lagrangian_bounds",
     "real_cells",
     "real_frame",
     "real_summary",
     "reproduce_real",
+    "tag_resources",
     "write_real",
 ]
 
@@ -92,6 +98,9 @@ REAL_QUICK: dict[str, Any] = {
 }
 """The ``--quick`` setting: the most contended day (130) and the least (149), two pools."""
 
+REAL_RESOURCES: tuple[str, ...] = ("gpus", "full")
+"""The ``resources=`` of the ``openb-day`` instances: version 2 (whole GPUs) and version 3."""
+
 CONTENTION_BANDS: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, math.inf)
 """Edges of the contention bands of :func:`real_summary`."""
 
@@ -115,10 +124,13 @@ def real_cells(
     days: Sequence[int] = REAL_DAYS, pools: Sequence[int] = REAL_POOLS, *,
     time_limit: float = REAL_TIME_LIMIT, best_time_limit: float = REAL_BEST_TIME_LIMIT,
     inference_share: float = OPENB_INFERENCE_SHARE, methods: Sequence[str] = REAL_METHODS,
+    resources: Sequence[str] = REAL_RESOURCES,
 ) -> list[Cell]:
     """The cells of the real-cluster reproduction: ``openb-day`` at seed ``day - 115`` on
-    every pool, with every registered method of ``methods`` and the MILP on the flat
-    relaxation (:data:`FLAT_BOUND`).
+    every pool and every ``resources`` of :data:`REAL_RESOURCES`, with every registered
+    method of ``methods``, and on ``gpus`` the MILP on the flat relaxation
+    (:data:`FLAT_BOUND`; a version 3 instance has no flat form, its MILP's bound is the
+    fluid relaxation's). The ``gpus`` cells are those of a run without ``full``.
 
     Raises
     ------
@@ -126,6 +138,9 @@ def real_cells(
         For a day outside the trace or a pool the family refuses.
     """
     ds, ps = _check_grid(days, pools)
+    rs = tuple(dict.fromkeys(resources))
+    if not rs or not set(rs) <= set(REAL_RESOURCES):
+        raise ValueError(f"resources: must be some of {', '.join(REAL_RESOURCES)}, got {list(resources)}")
     known = method_names()
     specs: list[MethodSpec] = []
     for m in methods:
@@ -141,10 +156,12 @@ def real_cells(
     seeds = [d - OPENB_DAYS[0] for d in ds]
     flat = make_config("openb-day", seeds, [MethodSpec(FLAT_BOUND, "milp", {}, time_limit)]).methods
     cells: list[Cell] = []
-    for g in ps:
+    for res, g in itertools.product(rs, ps):
         fp: dict[str, dict[str, Any]] = {"openb-day": {"num_gpus": g}}
         if inference_share != OPENB_INFERENCE_SHARE:
             fp["openb-day"]["inference_share"] = inference_share
+        if res != "gpus":
+            fp["openb-day"]["resources"] = res
         try:
             config = make_config("openb-day", seeds, specs, family_params=fp)
             new = make_cells(config)
@@ -154,28 +171,52 @@ def real_cells(
                 msg = "pools: " + msg.removeprefix("num_gpus: ")
             raise ValueError(msg) from None
         cells += new
+        if res != "gpus":
+            continue
         for c in new[:: len(specs)]:
             relaxed = c.instance.replace(name=f"{c.instance.name}-flat", nodes=None)
             cells += [Cell(relaxed, c.family, c.seed, spec, instance_hash(relaxed)) for spec in flat]
     return cells
 
 
+def cell_resources(cell: Cell) -> str:
+    """``"gpus"`` or ``"full"``: what the cell's instance keeps of the pods' resources."""
+    return str(cell.instance.meta.get("import", {}).get("resources", "gpus"))
+
+
+def tag_resources(df: pd.DataFrame, cells: Sequence[Cell]) -> pd.DataFrame:
+    """``df`` (rows of ``cells``) with a ``resources`` column, from each row's cell."""
+    by = {c.key: cell_resources(c) for c in cells}
+    return df.assign(resources=df["cell"].map(by).fillna("gpus") if "cell" in df else "gpus")
+
+
+Key = tuple[int, int, str]
+"""An instance of the reproduction: ``(seed, num_gpus, resources)``."""
+
+
+def _key(c: Cell) -> Key:
+    return (c.seed, c.instance.num_gpus, cell_resources(c))
+
+
 LAGRANGIAN_TIME_LIMIT = 2.0
 """Most seconds of ``milp.bound`` per instance (it converges in well under that on openb days)."""
 
 
-def best_values(df: pd.DataFrame) -> dict[tuple[int, int], float]:
-    """The best feasible value by ``(seed, num_gpus)`` among the rows of methods run on
-    the instance itself (the flat relaxation's schedules are not feasible with nodes)."""
+def best_values(df: pd.DataFrame) -> dict[Key, float]:
+    """The best feasible value by ``(seed, num_gpus, resources)`` among the rows of methods
+    run on the instance itself (the flat relaxation's schedules are not feasible with
+    nodes); rows without a ``resources`` column are ``gpus`` (:func:`tag_resources`)."""
+    if "resources" not in df:
+        df = df.assign(resources="gpus")
     ok = df[(df["status"] != "error") & (df["method"] != FLAT_BOUND) & df["value"].notna()]
-    return {(int(k[0]), int(k[1])): float(v)
-            for k, v in ok.groupby(["seed", "num_gpus"])["value"].max().items()}
+    return {(int(k[0]), int(k[1]), str(k[2])): float(v)
+            for k, v in ok.groupby(["seed", "num_gpus", "resources"])["value"].max().items()}
 
 
 def lagrangian_bounds(
     cells: Sequence[Cell], out: Path, time_limit: float,
-    lower: Mapping[tuple[int, int], float] | None = None,
-) -> dict[tuple[int, int], float]:
+    lower: Mapping[Key, float] | None = None,
+) -> dict[Key, float]:
     """``milp.bound`` of every instance of ``cells`` (when the installed ``milp`` has it),
     stored in ``out/bounds`` so that a rerun reads them back; ``lower`` holds the step
     target per instance (:func:`best_values`), ``time_limit`` is capped at
@@ -186,10 +227,10 @@ def lagrangian_bounds(
     fn: Callable[..., Any] | None = getattr(milp, "bound", None)
     if not callable(fn):
         return {}
-    got: dict[tuple[int, int], float] = {}
+    got: dict[Key, float] = {}
     folder = out / "bounds"
     for c in cells:
-        key = (c.seed, c.instance.num_gpus)
+        key = _key(c)
         if c.instance.nodes is None or key in got:
             continue
         path = folder / f"{c.content_hash[:16]}.json"
@@ -209,30 +250,35 @@ def lagrangian_bounds(
 
 def real_frame(
     df: pd.DataFrame, cells: Sequence[Cell],
-    extra_bounds: Mapping[tuple[int, int], float] | None = None,
+    extra_bounds: Mapping[Key, float] | None = None,
 ) -> pd.DataFrame:
-    """One row per (day, pool): contention, each method's value, the bound, gains and gaps.
+    """One row per (day, pool, resources): contention, each method's value, the bound,
+    gains and gaps.
 
-    ``extra_bounds`` holds further upper bounds by ``(seed, num_gpus)`` (the
-    Lagrangian bound). Columns: ``day``, ``num_gpus``, ``jobs``, ``contention``,
+    ``df`` holds the rows of ``cells`` (those without a ``resources`` column are
+    ``gpus``); ``extra_bounds`` further upper bounds by ``(seed, num_gpus, resources)``
+    (the Lagrangian bound). Columns: ``day``, ``num_gpus``, ``resources``, ``jobs``,
+    ``contention`` (on the GPU amounts),
     ``value_<method>``, ``bound`` (the smallest proven: the MILP on the instance or
     on its flat relaxation, or ``extra_bounds``) and ``bound_source``, ``optimal``
     (a method reaches the bound), ``gain_<method>_pct`` (over ``fifo``),
     ``gap_<method>_pct`` and ``errors``; sorted by contention.
     """
-    info: dict[tuple[int, int], dict[str, Any]] = {}
+    if "resources" not in df:
+        df = df.assign(resources="gpus")
+    info: dict[Key, dict[str, Any]] = {}
     for c in cells:
         if c.instance.nodes is None:
             continue
-        key = (c.seed, c.instance.num_gpus)
+        key = _key(c)
         info.setdefault(key, {
             "day": int(c.instance.meta["day"]), "num_gpus": c.instance.num_gpus,
-            "jobs": c.instance.num_jobs, "contention": contention(c.instance),
+            "resources": key[2], "jobs": c.instance.num_jobs, "contention": contention(c.instance),
         })
     labels = list(dict.fromkeys(c.spec.label for c in cells if c.spec.label != FLAT_BOUND))
     out = []
     for key, row in sorted(info.items()):
-        sel = df[(df["seed"] == key[0]) & (df["num_gpus"] == key[1])]
+        sel = df[(df["seed"] == key[0]) & (df["num_gpus"] == key[1]) & (df["resources"] == key[2])]
         rec: dict[str, Any] = dict(row)
         bounds: dict[str, float] = {}
         errors = 0
@@ -261,18 +307,27 @@ def real_frame(
             rec[f"gain_{m}_pct"] = 100.0 * (v - fifo) / fifo if fifo and fifo > 0 else math.nan
         for m in labels:
             v, b = rec[f"value_{m}"], rec["bound"]
-            rec[f"gap_{m}_pct"] = 100.0 * (b - v) / b if b and b > 0 else math.nan
+            rec[f"gap_{m}_pct"] = _gap_pct(v, b)
         rec["errors"] = errors
         out.append(rec)
     frame = pd.DataFrame(out)
     if frame.empty:
         return frame
-    cols = (["day", "num_gpus", "jobs", "contention"] + [f"value_{m}" for m in labels]
+    cols = (["day", "num_gpus", "resources", "jobs", "contention"] + [f"value_{m}" for m in labels]
             + ["bound", "bound_source", "optimal"]
             + [f"gain_{m}_pct" for m in labels if m != "fifo"]
             + [f"gap_{m}_pct" for m in labels] + ["errors"])
     frame = frame[cols]
-    return frame.sort_values(["contention", "day", "num_gpus"], kind="stable").reset_index(drop=True)
+    return frame.sort_values(["resources", "contention", "day", "num_gpus"],
+                             kind="stable").reset_index(drop=True)
+
+
+def _gap_pct(value: float, bound: float) -> float:
+    """``100 (bound - value) / bound``; 0 within the project's tolerance of the bound
+    (:func:`instances.gap`, so that a value at a bound but for float noise is optimal)."""
+    if not (bound and bound > 0) or math.isnan(value):
+        return math.nan
+    return 0.0 if gap(value, bound) == 0.0 else 100.0 * (bound - value) / bound
 
 
 def _col(g: pd.DataFrame, name: str) -> pd.Series:
@@ -317,12 +372,20 @@ def real_summary(frame: pd.DataFrame, bands: Sequence[float] = CONTENTION_BANDS)
 
 @dataclass
 class RealReport:
-    """What :func:`reproduce_real` did and wrote."""
+    """What :func:`reproduce_real` did and wrote: ``frame`` holds every (day, pool,
+    resources), ``table`` the bands of the ``gpus`` rows."""
 
     summary: BenchSummary
     frame: pd.DataFrame
     table: pd.DataFrame
     files: list[Path]
+
+    @property
+    def rounding(self) -> pd.DataFrame:
+        """What the whole-GPU rounding did, per day and pool (:func:`gpusched.tables.rounding_frame`)."""
+        from ..tables.real import rounding_frame
+
+        return rounding_frame(self.frame)
 
 
 def reproduce_real(
@@ -332,25 +395,29 @@ def reproduce_real(
     inference_share: float = OPENB_INFERENCE_SHARE, workers: int | None = None,
     scheduler: str | None = None, progress: bool = True,
     methods: Sequence[str] = REAL_METHODS, retry_errors: bool = True,
+    resources: Sequence[str] = REAL_RESOURCES,
 ) -> RealReport:
     """Run (or resume) the real-cluster reproduction in ``out``; write its table and plot.
 
     Parameters
     ----------
     out
-        Results folder: the sweep, then ``real.csv``, ``tables/real.{md,csv}`` and
-        ``plots/real-contention.{png,pdf}`` (:func:`write_real`).
+        Results folder: the sweep, then ``real.csv``, ``tables/real.{md,csv}``,
+        ``plots/real-contention.{png,pdf}`` and, with ``full``, ``real-full.csv`` and
+        ``tables/real-resources.{md,tex,csv}`` (:func:`write_real`).
     time_limit
         Seconds per MILP solve; also the budget of ``milp.bound``.
     workers, scheduler, progress, retry_errors
         As in :func:`gpusched.sweep.run_bench` (a failed cell is run again by default).
+    resources
+        Some of :data:`REAL_RESOURCES` (default both).
     """
     out = Path(out)
     for key, v in (("time_limit", time_limit), ("best_time_limit", best_time_limit)):
         if not (isinstance(v, (int, float)) and v >= 0):
             raise ValueError(f"{key}: must be a number >= 0, got {v!r}")
     cells = real_cells(days, pools, time_limit=time_limit, best_time_limit=best_time_limit,
-                       inference_share=inference_share, methods=methods)
+                       inference_share=inference_share, methods=methods, resources=resources)
     summary = run_bench(cells, out, workers=workers, scheduler=scheduler, progress=progress,
                         retry_errors=retry_errors)
     return RealReport(summary, *finish_real(out, cells, time_limit))
@@ -359,26 +426,49 @@ def reproduce_real(
 def finish_real(out: str | os.PathLike[str], cells: Sequence[Cell], time_limit: float,
                 ) -> tuple[pd.DataFrame, pd.DataFrame, list[Path]]:
     """After the sweep of ``cells`` in ``out``: the Lagrangian bounds (``time_limit`` s
-    each), the per-instance frame, the table by contention band and their files."""
-    df = cell_rows(out, cells)
+    each), the per-instance frame (every resources), the table by contention band (of
+    the ``gpus`` rows, or of the ``full`` ones in a run without ``gpus``) and their files."""
+    df = tag_resources(cell_rows(out, cells), cells)
     extra = lagrangian_bounds(cells, Path(out), time_limit, best_values(df))
     frame = real_frame(df, cells, extra)
-    table = real_summary(frame)
+    table = real_summary(_main_rows(frame))
     return frame, table, write_real(out, frame, table)
 
 
+def _main_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the main table: ``gpus`` (as in a run of version 2 alone) if any."""
+    if frame.empty or "gpus" not in set(frame["resources"]):
+        return frame
+    return frame[frame["resources"] == "gpus"].reset_index(drop=True)
+
+
 def write_real(out: str | os.PathLike[str], frame: pd.DataFrame, table: pd.DataFrame) -> list[Path]:
-    """Write ``real.csv`` (the frame), ``tables/real.md`` and ``tables/real.csv`` (the
-    table) and ``plots/real-contention.{png,pdf}`` under ``out``.
+    """Write under ``out``: ``real.csv`` (the main rows, :func:`_main_rows`, with the
+    columns of a run of version 2 alone), ``tables/real.md`` and ``tables/real.csv`` (the
+    table), ``plots/real-contention.{png,pdf}``; with ``full`` rows beside ``gpus`` ones,
+    ``real-full.csv`` (those rows) and ``tables/real-resources.{md,tex,csv}``, what the
+    whole-GPU rounding did per day and pool (:mod:`gpusched.tables.real`).
     """
     from ..plots import save_figure
     from ..plots_real import plot_real
+    from ..tables.real import rounding_frame, rounding_view
 
     out = Path(out)
+    main = _main_rows(frame)
     files = [out / "real.csv", out / "tables" / "real.md", out / "tables" / "real.csv"]
     files[1].parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(files[0], frame.to_csv(index=False))
+    atomic_write_text(files[0], main.drop(columns="resources").to_csv(index=False))
     atomic_write_text(files[1], table.to_markdown(index=False, floatfmt=".1f") + "\n")
     atomic_write_text(files[2], table.to_csv(index=False))
-    files += save_figure(plot_real(frame)[0], out / "plots" / "real-contention")
+    files += save_figure(plot_real(main)[0], out / "plots" / "real-contention")
+    full = frame[frame["resources"] == "full"]
+    if len(full) and len(main) and set(main["resources"]) == {"gpus"}:
+        path = out / "real-full.csv"
+        atomic_write_text(path, full.drop(columns="resources").to_csv(index=False))
+        view = rounding_view(rounding_frame(frame))
+        files.append(path)
+        for fmt, suffix in (("markdown", "md"), ("latex", "tex"), ("csv", "csv")):
+            path = out / "tables" / f"real-resources.{suffix}"
+            atomic_write_text(path, view.render(fmt))
+            files.append(path)
     return files

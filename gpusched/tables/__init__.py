@@ -5,14 +5,16 @@
 - :mod:`.render`: :class:`Table` as Markdown or booktabs LaTeX (pandas);
 - :mod:`.views`: the summary, seed and ablation views, and every offline view by name
   (:func:`view`); :mod:`.topology`: the topology view; :mod:`.notes`: the tables' warnings;
-- :mod:`.simulation`: the view of a scenario sweep's replays against the clairvoyant bound.
+- :mod:`.simulation`: the view of a scenario sweep's replays against the clairvoyant bound;
+- :mod:`.real`: what the whole-GPU rounding did on the openb days (``reproduce real``).
 """
 
-from . import aggregate, render, simulation, topology, views
+from . import aggregate, real, render, simulation, topology, views
 from .aggregate import *  # noqa: F403
+from .real import *  # noqa: F403
 from .render import *  # noqa: F403
 from .simulation import *  # noqa: F403
 from .topology import *  # noqa: F403
 from .views import *  # noqa: F403
 
-__all__ = aggregate.__all__ + render.__all__ + simulation.__all__ + topology.__all__ + views.__all__
+__all__ = aggregate.__all__ + real.__all__ + render.__all__ + simulation.__all__ + topology.__all__ + views.__all__

@@ -12,7 +12,9 @@ import numpy as np
 
 from ..model import Instance, Service
 from ..nodes import openb_node_counts
+from ..resources import FULL_GPU_MILLI
 from ..servegen import servegen_hourly_rps
+from ..traces.cluster import OPENB_TRACE_DAYS
 from .generators import KindSpec, daily_curve, draw_jobs, expected_job_area
 from .openb_shapes import openb_shares
 
@@ -238,10 +240,11 @@ def _trace_servegen(
     return inst.replace(meta={"trace_start_day": d0, "throughput_rps": throughput_rps})
 
 
-OPENB_DAYS: tuple[int, ...] = tuple(range(115, 150))
+OPENB_DAYS: tuple[int, ...] = OPENB_TRACE_DAYS
 """Days of the openb trace the ``openb-day`` family takes (day ``d`` is trace seconds
-``[86400 d, 86400 (d + 1))``): days 115 to 149 hold 8,115 of the 8,152 pods; the
-trace ends 8.3 hours into day 149. The days before 115 hold 0 to 3 pods each."""
+``[86400 d, 86400 (d + 1))``): days 115 to 149 hold 8,125 of the 8,152 pods; the
+trace ends 8.3 hours into day 149. The days before 115 hold 0 to 3 pods each
+(:data:`instances.traces.OPENB_TRACE_DAYS`, the days of the whole-cluster instance)."""
 
 OPENB_MIN_GPUS = 8
 """Smallest ``openb-day`` pool: the largest openb pod asks 8 GPUs."""
@@ -251,10 +254,12 @@ OPENB_INFERENCE_SHARE = 0.3
 
 
 def contention(inst: Instance) -> float:
-    """Batch demand over the capacity inference leaves, ``sum_j g_j p_j / sum_t (G - sum_s
-    d_s[t])``: above 1 the jobs cannot all run; infinite when inference takes everything.
+    """Batch demand over the capacity inference leaves, ``sum_j a_j p_j / sum_t (G - sum_s
+    d_s[t])`` with ``a_j`` the GPU amount (``g_j`` on versions 1 and 2, a shared job's
+    fraction on version 3): above 1 the jobs cannot all run; infinite when inference
+    takes everything.
     """
-    demand = sum(j.gpus * j.duration for j in inst.jobs)
+    demand = sum(j.gpus * j.gpu_milli * j.duration for j in inst.jobs) / FULL_GPU_MILLI
     left = inst.num_gpus * inst.horizon - int(inst.total_demand.sum())
     return demand / left if left > 0 else math.inf
 

@@ -15,13 +15,17 @@ from typing import Any
 
 from ..model import Instance
 from ._core import REASONS, RESOURCES, Options
+from .cluster import OPENB_CLUSTER_SLOT_MINUTES, OPENB_TRACE_DAYS, openb_cluster
 from .nodes import placeable, read_node_resources, read_nodes, select_nodes
 
 __all__ = [
     "FORMATS",
+    "OPENB_CLUSTER_SLOT_MINUTES",
+    "OPENB_TRACE_DAYS",
     "REASONS",
     "RESOURCES",
     "from_trace",
+    "openb_cluster",
     "placeable",
     "read_node_resources",
     "read_nodes",

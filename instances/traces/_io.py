@@ -8,13 +8,14 @@ A progress bar (tqdm, by bytes read) shows on files of at least
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 __all__ = [
     "CHUNK_BYTES",
@@ -65,7 +66,8 @@ class _Bar:
 
 @contextmanager
 def open_trace(path: str, progress: bool | None = None) -> Iterator[tuple[BinaryIO, _Bar]]:
-    """Open ``path`` for binary reading with its progress bar.
+    """Open ``path`` for binary reading with its progress bar (a ``.gz`` file through gzip;
+    the bar then counts its bytes as read, decompressed).
 
     Raises
     ------
@@ -78,8 +80,9 @@ def open_trace(path: str, progress: bool | None = None) -> Iterator[tuple[Binary
         raise ValueError(f"{path}: empty file")
     bar = _Bar(path, size, progress)
     try:
-        with open(path, "rb") as f:
-            yield f, bar
+        opener: Any = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rb") as f:
+            yield cast(BinaryIO, f), bar
     finally:
         bar.close()
 

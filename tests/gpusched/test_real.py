@@ -27,10 +27,14 @@ def _cells():
 
 def test_real_cells_cover_days_pools_methods_and_the_flat_bound() -> None:
     cells = _cells()
-    insts = {(c.seed, c.instance.num_gpus) for c in cells}
-    assert insts == {(15, 8), (15, 16), (34, 8), (34, 16)}  # days 130 and 149
+    insts = {(c.seed, c.instance.num_gpus, reproduce.cell_resources(c)) for c in cells}
+    assert insts == {(s, g, r) for s in (15, 34) for g in (8, 16) for r in ("gpus", "full")}
     labels = {c.spec.label for c in cells}
     assert labels == {*REAL_METHODS, FLAT_BOUND}
+    # the gpus cells are those of a run without full, byte for byte
+    alone = reproduce.real_cells(**REAL_QUICK, resources=("gpus",))
+    assert [c.key for c in cells if reproduce.cell_resources(c) == "gpus"] == [c.key for c in alone]
+    assert all(reproduce.cell_resources(c) == "gpus" for c in cells if c.spec.label == FLAT_BOUND)
     for c in cells:
         assert (c.instance.nodes is None) == (c.spec.label == FLAT_BOUND)
         if c.spec.method == "milp":
@@ -38,7 +42,7 @@ def test_real_cells_cover_days_pools_methods_and_the_flat_bound() -> None:
         if c.spec.label == "best":
             assert c.spec.time_limit == REAL_QUICK["best_time_limit"]
     flat = [c for c in cells if c.spec.label == FLAT_BOUND]
-    on_nodes = {(c.seed, c.instance.num_gpus): c.instance for c in cells if c.spec.label == "fifo"}
+    on_nodes = {(c.seed, c.instance.num_gpus): c.instance for c in alone if c.spec.label == "fifo"}
     for c in flat:
         twin = on_nodes[(c.seed, c.instance.num_gpus)]
         assert c.instance.jobs == twin.jobs and c.instance.services == twin.services
@@ -52,11 +56,14 @@ def test_best_values_leave_out_errors_and_the_flat_relaxation() -> None:
         {"seed": 1, "num_gpus": 8, "method": "best", "status": "error", "value": None},
         {"seed": 2, "num_gpus": 8, "method": "fifo", "status": "feasible", "value": 1.0},
     ])
-    assert reproduce.best_values(rows) == {(1, 8): 4.0, (2, 8): 1.0}
+    assert reproduce.best_values(rows) == {(1, 8, "gpus"): 4.0, (2, 8, "gpus"): 1.0}
+    full = rows.assign(resources=["gpus", "full", "gpus", "gpus", "full"])
+    assert reproduce.best_values(full) == {(1, 8, "gpus"): 3.0, (1, 8, "full"): 4.0, (2, 8, "full"): 1.0}
 
 
 def test_real_frame_by_hand() -> None:
-    cells = [c for c in _cells() if c.seed == 15 and c.instance.num_gpus == 8]
+    cells = [c for c in _cells() if c.seed == 15 and c.instance.num_gpus == 8
+             and reproduce.cell_resources(c) == "gpus"]
     base = {"seed": 15, "num_gpus": 8, "status": "feasible", "upper_bound": None}
     rows = [
         {**base, "method": "fifo", "value": 50.0},
@@ -74,21 +81,32 @@ def test_real_frame_by_hand() -> None:
     assert r["gain_best_pct"] == pytest.approx(80.0)  # (90 - 50) / 50
     assert r["gap_fifo_pct"] == pytest.approx(50.0) and r["gap_best_pct"] == pytest.approx(10.0)
     assert r["optimal"] is False and r["errors"] == 1 and math.isnan(r["value_easy-curve"])
-    tighter = reproduce.real_frame(pd.DataFrame(rows), cells, {(15, 8): 95.0})
+    assert r["resources"] == "gpus"
+    tighter = reproduce.real_frame(pd.DataFrame(rows), cells, {(15, 8, "gpus"): 95.0})
     assert tighter.loc[0, "bound"] == 95.0 and tighter.loc[0, "bound_source"] == "lagrangian"
     table = reproduce.real_summary(frame)
     assert table["instances"].sum() == 1 and table.loc[0, "contention"] == ">= 2"
+    noise = [{**base, "method": "fifo", "value": 75.5425},  # the Lagrangian bound but for its noise
+             {**base, "method": "milp", "value": 75.5425, "upper_bound": 75.54257416903442}]
+    r = reproduce.real_frame(pd.DataFrame(noise), cells).iloc[0]
+    assert r["gap_fifo_pct"] == 0.0 and r["optimal"]
+    far = reproduce.real_frame(pd.DataFrame([{**noise[0], "value": 75.0}, noise[1]]), cells).iloc[0]
+    assert far["gap_fifo_pct"] == pytest.approx(100 * (75.54257416903442 - 75.0) / 75.54257416903442)
 
 
 @pytest.mark.slow
 def test_quick_run_rows_are_bounded_and_checked(quick) -> None:
     out, rep = quick
     frame = rep.frame
-    assert len(frame) == 4 and set(zip(frame["day"], frame["num_gpus"])) == {
-        (130, 8), (130, 16), (149, 8), (149, 16)}
+    assert len(frame) == 8 and set(zip(frame["day"], frame["num_gpus"], frame["resources"])) == {
+        (d, g, r) for d in (130, 149) for g in (8, 16) for r in ("gpus", "full")}
     df = sweep.load_rows(out)
     bad = df[df["status"] == "error"]
-    assert bad.empty, bad[["method", "message"]].to_string()  # best and milp place on nodes
+    # a method either runs on version 3 and is checked, or refuses it with the documented line
+    refused = bad["message"].astype(str).str.contains("version 3 resources are not supported by")
+    assert bad[~refused].empty, bad[["method", "message"]].to_string()
+    assert bad[refused]["instance"].str.contains("resourcesfull").all()  # never on gpus
+    frame = frame[frame["resources"] == "gpus"]
     for _, r in frame.iterrows():
         assert r["bound"] > 0 and r["bound_source"]
         gen = instances.generate("openb-day", day=int(r["day"]), num_gpus=int(r["num_gpus"]))
@@ -108,12 +126,15 @@ def test_quick_run_rows_are_bounded_and_checked(quick) -> None:
     for p in rep.files:
         assert p.stat().st_size > 100, p
     assert rep.table["instances"].sum() == 4
+    names = {p.name for p in rep.files}
+    assert {"real-full.csv", "real-resources.md", "real-resources.tex", "real-resources.csv"} <= names
+    assert len(rep.rounding) == 4 and list(rep.rounding["day"]) == [130, 130, 149, 149]
 
 
 @pytest.mark.slow
 def test_quick_run_shows_both_sides_of_the_boundary(quick) -> None:
     _, rep = quick
-    f = rep.frame.set_index(["day", "num_gpus"])
+    f = rep.frame[rep.frame["resources"] == "gpus"].set_index(["day", "num_gpus"])
     easy = f.loc[(149, 16)]  # contention 0.15: FIFO within a few percent of the optimum
     assert easy["contention"] < 0.25 and easy["gap_fifo_pct"] <= 3.0
     hard = f.loc[(130, 16)]  # contention 1.3: the allocators beat FIFO
@@ -128,9 +149,10 @@ def test_cli_resumes_the_quick_run(quick, capsys) -> None:
     assert main(["reproduce", "real", "--quick", "-o", str(out), "--workers", "1",
                  "--no-progress"]) == 0
     text = capsys.readouterr().out
-    assert (f"{failed} cells run ({failed} errors), {40 - failed} already done; 4 instances"
+    assert (f"{failed} cells run ({failed} errors), {76 - failed} already done; 8 instances"
             in text)
     assert "| contention" in text and "fifo gap %" in text
+    assert "What the whole-GPU rounding did" in text
 
 
 @pytest.mark.parametrize(("argv", "flag"), [
@@ -141,6 +163,7 @@ def test_cli_resumes_the_quick_run(quick, capsys) -> None:
     (["--inference-share", "2"], "--inference-share"),
     (["--time-limit", "-1"], "--time-limit"),
     (["--seeds", "2"], "--seeds"),
+    (["--resources", "half"], "--resources"),
 ])
 def test_cli_bad_input_exits_2_with_one_line(argv, flag, tmp_path, capsys) -> None:
     assert main(["reproduce", "real", "-o", str(tmp_path / "r"), "--no-progress", *argv]) == 2
@@ -173,12 +196,14 @@ def test_lagrangian_bounds_are_used_and_stored(tmp_path, monkeypatch) -> None:
 
     def fake(inst, time_limit=None, lower=None):
         calls.append(inst.name)
-        assert time_limit == 1.0 and lower == (5.0 if inst.num_gpus == 8 else None)
+        first = inst.num_gpus == 8 and "resources" not in inst.name
+        assert time_limit == 1.0 and lower == (5.0 if first else None)
         return types.SimpleNamespace(value=1000.0 + inst.num_gpus, method="lagrangian")
 
     monkeypatch.setattr(milp, "bound", fake, raising=False)
-    got = reproduce.lagrangian_bounds(cells, tmp_path, 1.0, {(34, 8): 5.0})
-    assert got == {(34, 8): 1008.0, (34, 16): 1016.0} and len(calls) == 2
+    got = reproduce.lagrangian_bounds(cells, tmp_path, 1.0, {(34, 8, "gpus"): 5.0})
+    assert got == {(34, g, r): 1000.0 + g for g in (8, 16) for r in ("gpus", "full")}
+    assert len(calls) == 4
     monkeypatch.setattr(milp, "bound", lambda *a, **k: pytest.fail("not read back"))
     assert reproduce.lagrangian_bounds(cells, tmp_path, 1.0) == got  # stored, read back
     monkeypatch.delattr(milp, "bound")
