@@ -9,8 +9,9 @@ import numpy as np
 from instances import Instance, Result
 
 from . import shares
+from .decoder import job_arrays, serial_starts
 from .placement import new_place
-from .profile import fit, new_profile, occupy
+from .profile import new_profile
 from .results import finish
 from .rules import fifo_order
 
@@ -46,15 +47,15 @@ def fifo_starts(
         return shares.fifo_starts(inst, reservation, place=place)
     prof = new_profile(inst, reservation, "first-fit")
     start = np.full(inst.num_jobs, -1, dtype=np.int64)
-    gpus, dur, rel, dl = (c.tolist() for c in (inst.gpus, inst.durations, inst.releases,
-                                               inst.deadlines))
+    jobs = job_arrays(inst)  # the serial decoder, one job at a time, from max(r_j, S_last)
+    release = jobs[2].copy()
+    one = np.empty(1, dtype=np.int64)
     s_last = 0
     for j in fifo_order(inst).tolist():
-        s, ks = fit(prof, gpus[j], dur[j], max(rel[j], s_last), dl[j])
-        if s >= 0:
-            occupy(prof, gpus[j], s, dur[j], ks, place, j)
-            start[j] = s
-            s_last = s
+        jobs[2, j], one[0] = max(int(release[j]), s_last), j
+        serial_starts(prof, one, jobs, start, place)
+        if start[j] >= 0:
+            s_last = int(start[j])
     return start
 
 
