@@ -30,14 +30,19 @@ import threading
 from collections.abc import Callable, Iterator, MutableMapping
 from functools import partial
 from importlib.metadata import entry_points
+from pathlib import Path as _Path
 from typing import Any, NamedTuple, TypeVar
 
+import instances as _instances
 from instances import Instance, Result
+from instances.kernel_cache import guard as _guard
 
 # the submodules stay reachable by their names; the methods through the registry
 from . import backfill, decoder, fifo, listsched, placement, profile, rules, search
 from .results import finish, start_value
 from .rules import RULES
+
+_guard(_Path(__file__).parent, _Path(_instances.__file__).parent)  # its kernels call instances'
 
 __all__ = [
     "DESCRIPTIONS", "ENTRY_POINT_GROUP", "METHODS", "RULES", "MethodSpec", "backfill", "decoder",

@@ -5,6 +5,8 @@ The path of the data reads one way: a family or a file gives an
 :class:`Schedule`; :func:`evaluate` checks it and computes every figure.
 """
 
+from pathlib import Path as _Path
+
 from .bound_io import BoundCertificate, check_bound, load_bound, save_bound
 from .checker import InfeasibleScheduleError, Metrics, evaluate, gain, gap, stranded_gpus
 from .families import FAMILIES, generate
@@ -19,6 +21,7 @@ from .io import (
     schedule_from_dict,
     schema,
 )
+from .kernel_cache import guard as _guard
 from .lagrangian import lagrangian_value
 from .model import JOB_KINDS, Instance, Job, Node, Service
 from .nodes import openb_node_mix, price_of_topology, with_nodes
@@ -35,6 +38,8 @@ from .scenario import (
 )
 from .schedule import Schedule
 from .traces import from_trace
+
+_guard(_Path(__file__).parent)  # numba: caches of changed sources dropped before any kernel runs
 
 __all__ = [
     "FAMILIES",

@@ -26,6 +26,11 @@ the search (the LNS helper) comes in through :class:`IncumbentHooks`. The
 automatic warm start and the helper are in :mod:`matheuristics`, above both.
 """
 
+from pathlib import Path as _Path
+
+import instances as _instances
+from instances.kernel_cache import guard as _guard
+
 from .backend import IncumbentHooks, RawSolve, Solution
 from .bound import BOUND_METHODS, Bound, bound
 from .builder import build
@@ -36,6 +41,8 @@ from .shares import RELAXATIONS
 from .solver import BACKENDS, METHOD_BACKENDS, METHOD_NAMES, solve, solve_arrays
 from .symmetry import SYMMETRY
 from .topology import PriceOfSharing, PriceOfTopology, price_of_sharing, price_of_topology
+
+_guard(_Path(__file__).parent, _Path(_instances.__file__).parent)  # its kernels call instances'
 
 __all__ = [
     "BACKENDS",
