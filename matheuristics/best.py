@@ -121,6 +121,9 @@ def best(
     with ``place``). Every candidate's placement array is kept beside its
     start array, and the result carries the winner's placement.
 
+    Once a candidate runs every job, nothing later can beat it (ties keep the
+    first) and the remaining phases are skipped: the result is the same.
+
     Budget: the one-pass members always run (milliseconds to a few hundred
     on the largest families); sampling may use up to 20% of the rest of
     ``time_limit``, local search up to 25% of what then remains, and the LNS
@@ -177,6 +180,11 @@ def best(
     best_start: np.ndarray | None = None
     best_place: np.ndarray | None = None
     best_val, best_name = -1.0, ""
+    every = start_value(inst, np.zeros(inst.num_jobs, dtype=np.int64))  # every job run
+
+    def all_run() -> bool:
+        """Whether the incumbent runs every job: no later phase can beat it (ties keep the first)."""
+        return best_start is not None and bool((best_start >= 0).all()) and best_val >= every
 
     def offer(start: np.ndarray, place: np.ndarray | None, name: str) -> None:
         """Keep ``start`` (and its placement) if it beats the incumbent (the first one wins ties)."""
@@ -186,6 +194,8 @@ def best(
             best_start, best_place, best_val, best_name = start, place, val, name
 
     for method, params in members(inst, placement):
+        if all_run():
+            break
         place = scratch()
         name = method + "".join(f" {k}={v}" for k, v in params.items())
         got = run_phase(lambda: _constructive(inst, method, params, place), name)  # noqa: B023
@@ -194,7 +204,7 @@ def best(
     share = time_share(clock, 0.2 / len(rules))
     order, rule, done = order_by(inst, "priority"), rules[0], 0
     sampled = -1.0
-    for r in rules:
+    for r in rules if not all_run() else ():
         place = scratch()
         out = run_phase(lambda: sampling_order(inst, passes=passes, time_limit=share,
                                                seed=seed, placement=r, place=place),  # noqa: B023
@@ -208,7 +218,7 @@ def best(
             order, rule, sampled = o, r, start_value(inst, start)
     place = scratch()
     moves = 0
-    searched = run_phase(lambda: local_search_order(
+    searched = None if all_run() else run_phase(lambda: local_search_order(
         inst, order, iterations=iterations, time_limit=time_share(clock, 0.25), seed=seed,
         placement=rule, place=place), f"local-search placement={rule}")
     if searched is not None:
@@ -219,7 +229,7 @@ def best(
     assert best_start is not None
     windows = improved = 0
     p2: np.ndarray | None
-    if lns_rounds > 0:
+    if lns_rounds > 0 and not all_run():
         stop = MultipleCriteria([clock, MaxIterations(lns_rounds)])
         if v3:
             assert best_place is not None
