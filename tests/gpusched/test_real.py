@@ -102,14 +102,11 @@ def test_quick_run_rows_are_bounded_and_checked(quick) -> None:
         (d, g, r) for d in (130, 149) for g in (8, 16) for r in ("gpus", "full")}
     df = sweep.load_rows(out)
     bad = df[df["status"] == "error"]
-    # a method either runs on version 3 and is checked, or refuses it with the documented line
-    refused = bad["message"].astype(str).str.contains("version 3 resources are not supported by")
-    assert bad[~refused].empty, bad[["method", "message"]].to_string()
-    assert bad[refused]["instance"].str.contains("resourcesfull").all()  # never on gpus
-    frame = frame[frame["resources"] == "gpus"]
+    assert bad.empty, bad[["method", "message"]].to_string()  # every method runs on both versions
     for _, r in frame.iterrows():
         assert r["bound"] > 0 and r["bound_source"]
-        gen = instances.generate("openb-day", day=int(r["day"]), num_gpus=int(r["num_gpus"]))
+        gen = instances.generate("openb-day", day=int(r["day"]), num_gpus=int(r["num_gpus"]),
+                                 **({"resources": "full"} if r["resources"] == "full" else {}))
         assert r["contention"] == pytest.approx(gen.meta["contention"], abs=1e-6)
         for m in REAL_METHODS:
             v = r[f"value_{m}"]
@@ -128,7 +125,9 @@ def test_quick_run_rows_are_bounded_and_checked(quick) -> None:
     assert rep.table["instances"].sum() == 4
     names = {p.name for p in rep.files}
     assert {"real-full.csv", "real-resources.md", "real-resources.tex", "real-resources.csv"} <= names
-    assert len(rep.rounding) == 4 and list(rep.rounding["day"]) == [130, 130, 149, 149]
+    rounding = rep.rounding
+    assert len(rounding) == 4 and list(rounding["day"]) == [130, 130, 149, 149]
+    assert rounding[["fifo_loss_full_pct", "best_gain_full_pct"]].notna().all().all()
 
 
 @pytest.mark.slow
