@@ -35,8 +35,8 @@ from numba import njit
 
 from instances.packing import node_frag
 
-from ._shares_decode import record
-from ._shares_kernel import _layout, _node_fail, _read_gpus, counts_of, take
+from ._shares_decode import serial_decoder
+from ._shares_kernel import _layout, _node_fail, _read_gpus
 from ._shares_kernel import find as kernel_find
 from .packing.scores import (
     bestfit_score,
@@ -234,6 +234,24 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     return s, 1, 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
+          nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray,
+          extra: tuple) -> tuple[int, int, int]:  # pragma: no cover
+    return find(rows, st, rule, j, g, p, lo, hi, nodes, gpus, scratch, extra[0], extra[1],
+                extra[2])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _note(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, s: int, p: int,
+          nodes: np.ndarray, nn: int, extra: tuple) -> None:  # pragma: no cover
+    note(rows, st, rule, j, g, s, p, nodes, nn)
+
+
+# (no hint: the start a rule's find returns is the kernel's, but the hint is the kernel's own)
+_SERIAL = serial_decoder(_find, _note, False)
+
+
 @njit(cache=True, nogil=True)
 def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.ndarray,
            start: np.ndarray, place: np.ndarray, span: int, fifo: bool, u_node: np.ndarray,
@@ -245,38 +263,4 @@ def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.n
     IndexError
         If ``order`` holds an index outside ``[-n, n)``.
     """
-    n = jobs.shape[1]
-    for i in range(order.shape[0]):
-        if order[i] < -n or order[i] >= n:
-            raise IndexError("order: job index out of range")
-    T = rows.shape[1]
-    sizes = st[0]
-    K = sizes.shape[0]
-    width = K + 1
-    for k in range(K):
-        width = max(width, sizes[k] + 1)
-    scratch = np.zeros((5, width), dtype=np.int64)
-    nodes = np.empty(width, dtype=np.int64)
-    gpus = np.empty(width, dtype=np.int64)
-    shape = st[8]
-    counts = counts_of(rows, st)
-    keep = place.shape[0] > 0
-    last = 0
-    for i in range(order.shape[0]):
-        j = order[i] + n if order[i] < 0 else order[i]
-        g, p, lo, hi = jobs[0, j], jobs[1, j], jobs[2, j], min(jobs[3, j], T)
-        if shape[j] >= 0:  # (the kernel's frag workload travels with the state)
-            counts[shape[j]] -= 1
-        if fifo:
-            lo = max(lo, last)
-        s, nn, ngp = find(rows, st, rule, j, g, p, lo, hi, nodes, gpus, scratch, u_node, u_gpu,
-                          freq)
-        if s < 0:
-            continue
-        take(rows, st, j, g, s, p, nodes, nn, gpus, ngp)
-        note(rows, st, rule, j, g, s, p, nodes, nn)
-        start[j] = s
-        last = s
-        if keep:
-            record(place, j, span, nodes, nn, gpus, ngp)
-    return start
+    return _SERIAL(rows, st, rule, order, jobs, start, place, span, fifo, (u_node, u_gpu, freq))
