@@ -14,7 +14,7 @@ from numba import njit
 from ._compiled import check_order
 from ._shares_kernel import counts_of, find, take
 
-__all__ = ["buffers", "decode", "record", "serial_decoder", "start_now"]
+__all__ = ["decode", "record", "serial_decoder", "start_now", "workspace"]
 
 
 @njit(cache=True, nogil=True)
@@ -29,15 +29,18 @@ def record(place: np.ndarray, j: int, span: int, nodes: np.ndarray, nn: int, gpu
 
 
 @njit(cache=True, nogil=True, inline="always")
-def buffers(st: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover
-    """The scratch, nodes and GPUs arrays of a search on the state ``st`` (every decoder's)."""
+def workspace(rows: np.ndarray, st: tuple, place: np.ndarray) -> tuple:  # pragma: no cover
+    """What every decoder on the state ``rows``, ``st`` works with: the scratch, nodes and GPUs
+    arrays of a search, each job's shape, the jobs still to place per shape, each job's kind,
+    and whether ``place`` is to be filled (it has rows)."""
     sizes = st[0]
     K = sizes.shape[0]
     width = K + 1
     for k in range(K):
         width = max(width, sizes[k] + 1)
     return (np.zeros((5, width), dtype=np.int64), np.empty(width, dtype=np.int64),
-            np.empty(width, dtype=np.int64))
+            np.empty(width, dtype=np.int64), st[8], counts_of(rows, st), st[15],
+            place.shape[0] > 0)
 
 
 def serial_decoder(choose: Any, after: Any, hinted: bool) -> Any:
@@ -57,14 +60,10 @@ def serial_decoder(choose: Any, after: Any, hinted: bool) -> Any:
         n = jobs.shape[1]
         check_order(order, n)
         T = rows.shape[1]
-        scratch, nodes, gpus = buffers(st)
-        shape = st[8]
-        counts = counts_of(rows, st)
-        keep = place.shape[0] > 0
+        scratch, nodes, gpus, shape, counts, kinds, keep = workspace(rows, st, place)
         last = 0
-        kinds = st[15]  # jobs of one kind ask the same of every node (GPUs, share, CPU, memory,
-        # models); per kind, the last search: from, end by, duration, GPUs, and the earliest
-        # start (-1: none)
+        # jobs of one kind ask the same of every node (GPUs, share, CPU, memory, models); per
+        # kind, the last search: from, end by, duration, GPUs, and the earliest start (-1: none)
         memo = np.full((st[16][0] if hinted else 0, 5), -1, dtype=np.int64)
         for i in range(order.shape[0]):
             j = order[i] + n if order[i] < 0 else order[i]
@@ -146,12 +145,8 @@ def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
     has rows (EASY: ``rows`` holds the head's reservation). A job started is counted off the
     jobs still to place. Returns how many started."""
     T = rows.shape[1]
-    scratch, nodes, gpus = buffers(st)
-    shape = st[8]
-    counts = counts_of(rows, st)
-    keep = place.shape[0] > 0
+    scratch, nodes, gpus, shape, counts, kinds, keep = workspace(rows, st, place)
     started = 0
-    kinds = st[15]
     refused = np.full(st[16][0], -1, dtype=np.int64)  # per kind, a duration refused at t
     for i in range(cand.shape[0]):
         j = cand[i]

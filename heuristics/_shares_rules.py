@@ -36,13 +36,14 @@ from numba import njit
 from instances.packing import node_frag
 
 from ._shares_decode import serial_decoder
-from ._shares_kernel import _layout, _node_fail, _read_gpus
+from ._shares_kernel import _layout, _node_fail, _read_gpus, lowest_free, repeat_of_class
 from ._shares_kernel import find as kernel_find
 from .packing.scores import (
     bestfit_score,
     clustering_score,
     dotprod_score,
     fgd_score,
+    fgd_share_gpu,
     packing_score,
 )
 
@@ -135,25 +136,8 @@ def _score(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, k: int, c: in
     # some GPU with room is refused (the pool has no GPU to make busy at a slot of the run):
     # FGD's choice among the GPUs the share may take, each scored by fgd_score on the state
     # after it (as a change of no GPUs: the same sigmoid of the same fragmentation)
-    score, gpu = -1, -1
-    for i in range(ng):
-        if ok[i] >= 0:
-            continue
-        seen = False
-        for q in range(i):
-            if ok[q] < 0 and gmin[q] == gmin[i]:
-                seen = True
-                break
-        if seen:
-            continue
-        for q in range(ng):
-            left[q] = gmin[q]
-        left[i] -= m
-        s = fgd_score(left[:ng], cmin, model[k], before, 0, 0, cj, tmp, t_cpu, t_milli,
-                      t_gpus, t_allowed, freq)[0]
-        if gpu < 0 or s > score:
-            score, gpu = s, i
-    return score, gpu
+    return fgd_share_gpu(gmin[:ng], ok, False, m, cmin - cj, model[k], before, left, t_cpu,
+                         t_milli, t_gpus, t_allowed, freq)
 
 
 @njit(cache=True, nogil=True)
@@ -181,16 +165,8 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     for k in range(K):
         if not elig[j, k] or _node_fail(rows, K, k, s, p, m == FULL, g, m, cj, mj) >= 0:
             continue
-        if rule != RANDOM:  # of the nodes nothing runs on over the run, the first of a class
-            untouched = True  # scores for all of them (equal scores: the earliest wins)
-            for u in range(s, s + p):
-                if rows[1 + k, u] != cap[k]:
-                    untouched = False
-                    break
-            if untouched:
-                if seen[cls[k]]:
-                    continue
-                seen[cls[k]] = 1
+        if rule != RANDOM and repeat_of_class(rows, cap, cls, seen, k, s, p):
+            continue  # of the untouched nodes, the first of a class scores for all (ties: earliest)
         ng = goff[k + 1] - goff[k]
         if _read_gpus(rows, GB + goff[k], ng, s, p, m, True, gmin, ok, ng) < g:
             continue
@@ -208,12 +184,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     _read_gpus(rows, GB + goff[k], ng, s, p, m, True, gmin, ok, ng)
     nodes[0] = k
     if m == FULL:
-        taken = 0
-        for i in range(ng):  # the lowest-indexed GPUs free for the whole run
-            if ok[i] < 0 and taken < g:
-                gpus[taken] = i
-                taken += 1
-        return s, 1, taken
+        return s, 1, lowest_free(ok, ng, g, gpus)
     gpu = best_gpu if rule == FGD else -1
     if rule == RANDOM:
         room = 0
