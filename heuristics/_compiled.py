@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = ["serial_starts_compiled"]
+__all__ = ["check_order", "serial_starts_compiled"]
 
 
 _DE_BRUIJN = 0x03F79D71B4CA8B09
@@ -104,6 +104,14 @@ def _first_fit(rows: np.ndarray, r: int, g: int, p: int, t: int, hi: int) -> int
     return -1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def check_order(order: np.ndarray, n: int) -> None:  # pragma: no cover
+    """Raise IndexError unless every index of ``order`` is in ``[-n, n)`` (every decoder's test)."""
+    for i in range(order.shape[0]):
+        if order[i] < -n or order[i] >= n:
+            raise IndexError("order: job index out of range")
+
+
 @njit(cache=True, nogil=True)
 def _one_node(
     rows: np.ndarray, order: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
@@ -156,10 +164,7 @@ def serial_starts_compiled(
     IndexError
         If ``order`` holds an index outside ``[-n, n)``.
     """
-    n = jobs.shape[1]
-    for i in range(order.shape[0]):
-        if order[i] < -n or order[i] >= n:
-            raise IndexError("order: job index out of range")
+    check_order(order, jobs.shape[1])
     if sizes.shape[0] == 1:
         return _one_node(rows, order, jobs, start, place)
     if sizes.shape[0] <= 64:

@@ -6,12 +6,15 @@ every job that fits at one slot (the parallel scheme, EASY's backfill).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 
+from ._compiled import check_order
 from ._shares_kernel import counts_of, find, take
 
-__all__ = ["decode", "record", "start_now"]
+__all__ = ["decode", "record", "serial_decoder", "start_now", "workspace"]
 
 
 @njit(cache=True, nogil=True)
@@ -23,6 +26,95 @@ def record(place: np.ndarray, j: int, span: int, nodes: np.ndarray, nn: int, gpu
         place[j, e] = nodes[e]
     for e in range(ngp):
         place[j, span + e] = gpus[e]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def workspace(rows: np.ndarray, st: tuple, place: np.ndarray) -> tuple:  # pragma: no cover
+    """What every decoder on the state ``rows``, ``st`` works with: the scratch, nodes and GPUs
+    arrays of a search, each job's shape, the jobs still to place per shape, each job's kind,
+    and whether ``place`` is to be filled (it has rows)."""
+    sizes = st[0]
+    K = sizes.shape[0]
+    width = K + 1
+    for k in range(K):
+        width = max(width, sizes[k] + 1)
+    return (np.zeros((5, width), dtype=np.int64), np.empty(width, dtype=np.int64),
+            np.empty(width, dtype=np.int64), st[8], counts_of(rows, st), st[15],
+            place.shape[0] > 0)
+
+
+def serial_decoder(choose: Any, after: Any, hinted: bool) -> Any:
+    """The serial decoder's loop, compiled over a chooser (one loop for every rule).
+
+    ``choose(rows, st, rule, j, g, p, lo, hi, nodes, gpus, scratch, extra)`` is a
+    ``find`` (the earliest start and the placement there); ``after(rows, st, rule, j,
+    g, s, p, nodes, nn, extra)`` runs once a job is taken; ``extra`` is the rule's
+    own arrays. ``hinted``: skip ahead on the last search of the job's kind, valid
+    when the start found depends on the state only (it only shrinks while decoding).
+    """
+
+    @njit(cache=True, nogil=True)
+    def run(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.ndarray,
+            start: np.ndarray, place: np.ndarray, span: int, fifo: bool,
+            extra: tuple) -> np.ndarray:  # pragma: no cover
+        n = jobs.shape[1]
+        check_order(order, n)
+        T = rows.shape[1]
+        scratch, nodes, gpus, shape, counts, kinds, keep = workspace(rows, st, place)
+        last = 0
+        # jobs of one kind ask the same of every node (GPUs, share, CPU, memory, models); per
+        # kind, the last search: from, end by, duration, GPUs, and the earliest start (-1: none)
+        memo = np.full((st[16][0] if hinted else 0, 5), -1, dtype=np.int64)
+        for i in range(order.shape[0]):
+            j = order[i] + n if order[i] < 0 else order[i]
+            g, p, lo, hi = jobs[0, j], jobs[1, j], jobs[2, j], min(jobs[3, j], T)
+            if shape[j] >= 0:  # (the kernel's frag workload travels with the state)
+                counts[shape[j]] -= 1
+            if fifo:
+                lo = max(lo, last)
+            a = lo
+            if hinted:
+                # a start no job of this kind had from a slot on is had by none later:
+                # search from past it (v2's hinted fit, on kinds)
+                q = memo[kinds[j]]
+                if q[0] >= 0 and lo >= q[0] and q[2] == p and q[3] == g:
+                    if q[4] >= 0:
+                        a = max(lo, q[4])
+                    elif hi <= q[1]:
+                        continue
+                    else:
+                        a = max(lo, q[1] - p + 1)
+            s, nn, ngp = choose(rows, st, rule, j, g, p, a, hi, nodes, gpus, scratch, extra)
+            if hinted:
+                q = memo[kinds[j]]
+                q[0], q[1], q[2], q[3], q[4] = lo, hi, p, g, s
+            if s < 0:
+                continue
+            take(rows, st, j, g, s, p, nodes, nn, gpus, ngp)
+            after(rows, st, rule, j, g, s, p, nodes, nn, extra)
+            start[j] = s
+            last = s
+            if keep:
+                record(place, j, span, nodes, nn, gpus, ngp)
+        return start
+
+    return run
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
+          nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray,
+          extra: tuple) -> tuple[int, int, int]:  # pragma: no cover
+    return find(rows, st, rule, j, g, p, lo, hi, nodes, gpus, scratch)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _nothing(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, s: int, p: int,
+             nodes: np.ndarray, nn: int, extra: tuple) -> None:  # pragma: no cover
+    pass
+
+
+_SERIAL = serial_decoder(_find, _nothing, True)
 
 
 @njit(cache=True, nogil=True)
@@ -41,54 +133,7 @@ def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.n
     IndexError
         If ``order`` holds an index outside ``[-n, n)``.
     """
-    n = jobs.shape[1]
-    for i in range(order.shape[0]):
-        if order[i] < -n or order[i] >= n:
-            raise IndexError("order: job index out of range")
-    T = rows.shape[1]
-    sizes = st[0]
-    K = sizes.shape[0]
-    width = K + 1
-    for k in range(K):
-        width = max(width, sizes[k] + 1)
-    scratch = np.zeros((5, width), dtype=np.int64)
-    nodes = np.empty(width, dtype=np.int64)
-    gpus = np.empty(width, dtype=np.int64)
-    shape = st[8]
-    counts = counts_of(rows, st)
-    keep = place.shape[0] > 0
-    last = 0
-    kinds = st[15]  # jobs of one kind ask the same of every node (GPUs, share, CPU, memory, models)
-    # per kind, the last search: from, end by, duration, GPUs, and the earliest start (-1: none)
-    memo = np.full((st[16][0], 5), -1, dtype=np.int64)
-    for i in range(order.shape[0]):
-        j = order[i] + n if order[i] < 0 else order[i]
-        g, p, lo, hi = jobs[0, j], jobs[1, j], jobs[2, j], min(jobs[3, j], T)
-        if shape[j] >= 0:
-            counts[shape[j]] -= 1
-        if fifo:
-            lo = max(lo, last)
-        # the state only shrinks while it decodes, so a start no job of this kind had from a
-        # slot on is had by none later: search from past it (v2's hinted fit, on kinds)
-        a = lo
-        q = memo[kinds[j]]
-        if q[0] >= 0 and lo >= q[0] and q[2] == p and q[3] == g:
-            if q[4] >= 0:
-                a = max(lo, q[4])
-            elif hi <= q[1]:
-                continue
-            else:
-                a = max(lo, q[1] - p + 1)
-        s, nn, ngp = find(rows, st, rule, j, g, p, a, hi, nodes, gpus, scratch)
-        q[0], q[1], q[2], q[3], q[4] = lo, hi, p, g, s
-        if s < 0:
-            continue
-        take(rows, st, j, g, s, p, nodes, nn, gpus, ngp)
-        start[j] = s
-        last = s
-        if keep:
-            record(place, j, span, nodes, nn, gpus, ngp)
-    return start
+    return _SERIAL(rows, st, rule, order, jobs, start, place, span, fifo, ())
 
 
 @njit(cache=True, nogil=True)
@@ -100,19 +145,8 @@ def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
     has rows (EASY: ``rows`` holds the head's reservation). A job started is counted off the
     jobs still to place. Returns how many started."""
     T = rows.shape[1]
-    sizes = st[0]
-    K = sizes.shape[0]
-    width = K + 1
-    for k in range(K):
-        width = max(width, sizes[k] + 1)
-    scratch = np.zeros((5, width), dtype=np.int64)
-    nodes = np.empty(width, dtype=np.int64)
-    gpus = np.empty(width, dtype=np.int64)
-    shape = st[8]
-    counts = counts_of(rows, st)
-    keep = place.shape[0] > 0
+    scratch, nodes, gpus, shape, counts, kinds, keep = workspace(rows, st, place)
     started = 0
-    kinds = st[15]
     refused = np.full(st[16][0], -1, dtype=np.int64)  # per kind, a duration refused at t
     for i in range(cand.shape[0]):
         j = cand[i]

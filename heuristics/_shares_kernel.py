@@ -212,6 +212,32 @@ def _node_room(rows: np.ndarray, r: int, c: int, p: int) -> int:  # pragma: no c
 
 
 @njit(cache=True, nogil=True, inline="always")
+def lowest_free(ok: np.ndarray, ng: int, g: int, gpus: np.ndarray) -> int:  # pragma: no cover
+    """Put in ``gpus`` the ``g`` lowest-indexed of a node's ``ng`` GPUs free for the whole run
+    (``ok`` below 0, as :func:`_read_gpus` leaves it); returns how many."""
+    taken = 0
+    for i in range(ng):
+        if ok[i] < 0 and taken < g:
+            gpus[taken] = i
+            taken += 1
+    return taken
+
+
+@njit(cache=True, nogil=True, inline="always")
+def repeat_of_class(rows: np.ndarray, cap: np.ndarray, cls: np.ndarray, seen: np.ndarray, k: int,
+                    c: int, p: int) -> bool:  # pragma: no cover
+    """Whether node ``k`` is untouched over slots ``c .. c+p-1`` after an untouched node of its
+    class (``seen``), which scores the same: skip it. The first one marks its class."""
+    for u in range(c, c + p):
+        if rows[1 + k, u] != cap[k]:
+            return False
+    if seen[cls[k]]:
+        return True
+    seen[cls[k]] = 1
+    return False
+
+
+@njit(cache=True, nogil=True, inline="always")
 def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
          nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray) -> tuple[int, int, int]:
     # pragma: no cover
@@ -285,6 +311,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
                 nextc = min(nextc, nxt[k])
                 continue
             if rule > 0 and not many:  # a node untouched over the run: the first of its class only
+                # (repeat_of_class written out: called here, the pass runs about 2x slower)
                 untouched = True
                 for u in range(c, c + p):
                     if rows[1 + k, u] != cap[k]:
@@ -384,12 +411,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
                             break
                 gpus[0] = best_gpu
                 return c, 1, 1
-            taken = 0
-            for i in range(ng):  # the lowest-indexed GPUs free for the whole run
-                if ok[i] < 0 and taken < g:
-                    gpus[taken] = i
-                    taken += 1
-            return c, 1, taken
+            return c, 1, lowest_free(ok, ng, g, gpus)
         c = max(c + 1, nextc)
         if c + p > hi:
             return -1, 0, 0

@@ -35,14 +35,15 @@ from numba import njit
 
 from instances.packing import node_frag
 
-from ._shares_decode import record
-from ._shares_kernel import _layout, _node_fail, _read_gpus, counts_of, take
+from ._shares_decode import serial_decoder
+from ._shares_kernel import _layout, _node_fail, _read_gpus, lowest_free, repeat_of_class
 from ._shares_kernel import find as kernel_find
 from .packing.scores import (
     bestfit_score,
     clustering_score,
     dotprod_score,
     fgd_score,
+    fgd_share_gpu,
     packing_score,
 )
 
@@ -135,25 +136,8 @@ def _score(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, k: int, c: in
     # some GPU with room is refused (the pool has no GPU to make busy at a slot of the run):
     # FGD's choice among the GPUs the share may take, each scored by fgd_score on the state
     # after it (as a change of no GPUs: the same sigmoid of the same fragmentation)
-    score, gpu = -1, -1
-    for i in range(ng):
-        if ok[i] >= 0:
-            continue
-        seen = False
-        for q in range(i):
-            if ok[q] < 0 and gmin[q] == gmin[i]:
-                seen = True
-                break
-        if seen:
-            continue
-        for q in range(ng):
-            left[q] = gmin[q]
-        left[i] -= m
-        s = fgd_score(left[:ng], cmin, model[k], before, 0, 0, cj, tmp, t_cpu, t_milli,
-                      t_gpus, t_allowed, freq)[0]
-        if gpu < 0 or s > score:
-            score, gpu = s, i
-    return score, gpu
+    return fgd_share_gpu(gmin[:ng], ok, False, m, cmin - cj, model[k], before, left, t_cpu,
+                         t_milli, t_gpus, t_allowed, freq)
 
 
 @njit(cache=True, nogil=True)
@@ -181,16 +165,8 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     for k in range(K):
         if not elig[j, k] or _node_fail(rows, K, k, s, p, m == FULL, g, m, cj, mj) >= 0:
             continue
-        if rule != RANDOM:  # of the nodes nothing runs on over the run, the first of a class
-            untouched = True  # scores for all of them (equal scores: the earliest wins)
-            for u in range(s, s + p):
-                if rows[1 + k, u] != cap[k]:
-                    untouched = False
-                    break
-            if untouched:
-                if seen[cls[k]]:
-                    continue
-                seen[cls[k]] = 1
+        if rule != RANDOM and repeat_of_class(rows, cap, cls, seen, k, s, p):
+            continue  # of the untouched nodes, the first of a class scores for all (ties: earliest)
         ng = goff[k + 1] - goff[k]
         if _read_gpus(rows, GB + goff[k], ng, s, p, m, True, gmin, ok, ng) < g:
             continue
@@ -208,12 +184,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     _read_gpus(rows, GB + goff[k], ng, s, p, m, True, gmin, ok, ng)
     nodes[0] = k
     if m == FULL:
-        taken = 0
-        for i in range(ng):  # the lowest-indexed GPUs free for the whole run
-            if ok[i] < 0 and taken < g:
-                gpus[taken] = i
-                taken += 1
-        return s, 1, taken
+        return s, 1, lowest_free(ok, ng, g, gpus)
     gpu = best_gpu if rule == FGD else -1
     if rule == RANDOM:
         room = 0
@@ -234,6 +205,24 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     return s, 1, 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
+          nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray,
+          extra: tuple) -> tuple[int, int, int]:  # pragma: no cover
+    return find(rows, st, rule, j, g, p, lo, hi, nodes, gpus, scratch, extra[0], extra[1],
+                extra[2])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _note(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, s: int, p: int,
+          nodes: np.ndarray, nn: int, extra: tuple) -> None:  # pragma: no cover
+    note(rows, st, rule, j, g, s, p, nodes, nn)
+
+
+# (no hint: the start a rule's find returns is the kernel's, but the hint is the kernel's own)
+_SERIAL = serial_decoder(_find, _note, False)
+
+
 @njit(cache=True, nogil=True)
 def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.ndarray,
            start: np.ndarray, place: np.ndarray, span: int, fifo: bool, u_node: np.ndarray,
@@ -245,38 +234,4 @@ def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.n
     IndexError
         If ``order`` holds an index outside ``[-n, n)``.
     """
-    n = jobs.shape[1]
-    for i in range(order.shape[0]):
-        if order[i] < -n or order[i] >= n:
-            raise IndexError("order: job index out of range")
-    T = rows.shape[1]
-    sizes = st[0]
-    K = sizes.shape[0]
-    width = K + 1
-    for k in range(K):
-        width = max(width, sizes[k] + 1)
-    scratch = np.zeros((5, width), dtype=np.int64)
-    nodes = np.empty(width, dtype=np.int64)
-    gpus = np.empty(width, dtype=np.int64)
-    shape = st[8]
-    counts = counts_of(rows, st)
-    keep = place.shape[0] > 0
-    last = 0
-    for i in range(order.shape[0]):
-        j = order[i] + n if order[i] < 0 else order[i]
-        g, p, lo, hi = jobs[0, j], jobs[1, j], jobs[2, j], min(jobs[3, j], T)
-        if shape[j] >= 0:  # (the kernel's frag workload travels with the state)
-            counts[shape[j]] -= 1
-        if fifo:
-            lo = max(lo, last)
-        s, nn, ngp = find(rows, st, rule, j, g, p, lo, hi, nodes, gpus, scratch, u_node, u_gpu,
-                          freq)
-        if s < 0:
-            continue
-        take(rows, st, j, g, s, p, nodes, nn, gpus, ngp)
-        note(rows, st, rule, j, g, s, p, nodes, nn)
-        start[j] = s
-        last = s
-        if keep:
-            record(place, j, span, nodes, nn, gpus, ngp)
-    return start
+    return _SERIAL(rows, st, rule, order, jobs, start, place, span, fifo, (u_node, u_gpu, freq))

@@ -18,6 +18,7 @@ import numpy as np
 from instances import Instance, Result
 
 from . import shares
+from ._easy import easy_queue
 from .decoder import job_arrays, serial_starts
 from .placement import new_place
 from .profile import fit, new_profile, occupy, start_now
@@ -44,41 +45,23 @@ def easy_starts(
     if inst.jobs_use_resources:  # model version 3
         return shares.easy_starts(inst, reservation, log, place=place)
     prof = new_profile(inst, reservation, "first-fit")
-    n, T = inst.num_jobs, inst.horizon
-    gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines
-    g_, p_, d_ = gpus.tolist(), dur.tolist(), dl.tolist()
-    last = dl - dur
-    order = fifo_order(inst)
-    alive = np.ones(n, dtype=bool)  # neither started nor dropped
-    start = np.full(n, -1, dtype=np.int64)
-    o_rel = rel[order]
-    for t in range(T):
-        alive[last < t] = False  # its last feasible start has passed
-        q = order[alive[order] & (o_rel <= t)]
-        i = 0
-        reserved, held = -1, []
-        while i < q.size:  # heads that fit now start; heads that fit nowhere are dropped
-            h = int(q[i])
-            r, ks = fit(prof, g_[h], p_[h], t, d_[h])
-            if r < 0:
-                alive[h] = False
-            elif r == t:
-                occupy(prof, g_[h], t, p_[h], ks, place, h)
-                start[h] = t
-                alive[h] = False
-            else:
-                reserved, held = r, ks
-                break
-            i += 1
-        if reserved < 0:
-            continue
-        h = int(q[i])
-        if log is not None:
-            log.append((t, h, reserved))
+    g_, p_, d_ = inst.gpus.tolist(), inst.durations.tolist(), inst.deadlines.tolist()
+    held: list[int] = []  # the nodes of the last fit
+
+    def fit_head(h: int, t: int) -> int:
+        nonlocal held
+        r, held = fit(prof, g_[h], p_[h], t, d_[h])
+        return int(r)
+
+    def start_head(h: int, t: int) -> None:
+        occupy(prof, g_[h], t, p_[h], held, place, h)
+
+    def backfill(h: int, r: int, t: int, rest: np.ndarray, start: np.ndarray) -> list[int]:
         shadow = prof.copy()
-        occupy(shadow, g_[h], reserved, p_[h], held)
-        alive[start_now(shadow, t, q[i + 1 :], gpus, dur, start, place, also=prof)] = False
-    return start
+        occupy(shadow, g_[h], r, p_[h], held)
+        return start_now(shadow, t, rest, inst.gpus, inst.durations, start, place, also=prof)
+
+    return easy_queue(inst, fit_head, start_head, backfill, log)
 
 
 def easy(inst: Instance, *, reservation: str = "peak") -> Result:

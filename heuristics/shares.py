@@ -57,6 +57,7 @@ from instances.packing.frag import COVERAGE
 from . import _shares_decode as decoder
 from . import _shares_kernel as kernel
 from . import shares_rules
+from ._easy import easy_queue
 from .profile import Profile, _memo, check_reservation
 from .rules import fifo_order
 
@@ -375,47 +376,31 @@ def easy_starts(inst: Instance, reservation: str = "peak",
     with the fit and the placements of this module (first-fit)."""
     prof = new_shares_profile(inst, reservation, "first-fit")
     jobs = _jobs(inst)
-    n, T = inst.num_jobs, inst.horizon
     g_, p_, d_ = (c.tolist() for c in (inst.gpus, inst.durations, inst.deadlines))
-    last = inst.deadlines - inst.durations
-    order = fifo_order(inst)
-    alive = np.ones(n, dtype=bool)
-    start = np.full(n, -1, dtype=np.int64)
     out = _NONE if place is None else place
-    o_rel = inst.releases[order]
     nodes, gpus, _ = sc = _scratch(prof)
-    for t in range(T):
-        alive[last < t] = False
-        q = order[alive[order] & (o_rel <= t)]
-        i = 0
-        reserved = -1
-        while i < q.size:
-            h = int(q[i])
-            r, nn, ngp = _find(prof, h, g_[h], p_[h], t, d_[h], sc)
-            if r < 0:
-                alive[h] = False
-            elif r == t:
-                kernel.take(prof.rows, prof.st, h, g_[h], t, p_[h], nodes, nn, gpus, ngp)
-                if place is not None:
-                    decoder.record(out, h, prof.span, nodes, nn, gpus, ngp)
-                start[h] = t
-                alive[h] = False
-            else:
-                reserved = r
-                break
-            i += 1
-        if reserved < 0:
-            continue
-        h = int(q[i])
-        if log is not None:
-            log.append((t, h, reserved))
+    nn = ngp = 0  # the placement of the last fit, in nodes and gpus
+
+    def fit_head(h: int, t: int) -> int:
+        nonlocal nn, ngp
+        r, nn, ngp = _find(prof, h, g_[h], p_[h], t, d_[h], sc)
+        return r
+
+    def start_head(h: int, t: int) -> None:
+        kernel.take(prof.rows, prof.st, h, g_[h], t, p_[h], nodes, nn, gpus, ngp)
+        if place is not None:
+            decoder.record(out, h, prof.span, nodes, nn, gpus, ngp)
+
+    def backfill(h: int, r: int, t: int, q: np.ndarray, start: np.ndarray) -> np.ndarray:
         shadow = prof.rows.copy()
-        kernel.take(shadow, prof.st, h, g_[h], reserved, p_[h], nodes, nn, gpus, ngp)
-        rest = np.ascontiguousarray(q[i + 1 :])
-        if rest.size:
-            decoder.start_now(shadow, prof.rows, prof.st, 0, t, rest, jobs, start, out, prof.span)
-            alive[rest[start[rest] >= 0]] = False
-    return start
+        kernel.take(shadow, prof.st, h, g_[h], r, p_[h], nodes, nn, gpus, ngp)
+        rest = np.ascontiguousarray(q)
+        if not rest.size:
+            return rest
+        decoder.start_now(shadow, prof.rows, prof.st, 0, t, rest, jobs, start, out, prof.span)
+        return rest[start[rest] >= 0]
+
+    return easy_queue(inst, fit_head, start_head, backfill, log)
 
 
 def parallel_starts(inst: Instance, order: np.ndarray, reservation: str = "curve", *,

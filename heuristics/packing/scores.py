@@ -28,7 +28,7 @@ from numba import njit
 from instances.packing import GPU_MILLI, node_frag
 
 __all__ = ["MAX_CPU", "MAX_GPU", "bestfit_score", "clustering_score", "dotprod_score",
-           "fgd_score", "packing_score", "trunc_div"]
+           "fgd_score", "fgd_share_gpu", "packing_score", "trunc_div"]
 
 MAX_CPU = 128000.0
 """CPU milli of the largest node, FGD's normalisation of the CPU dimension."""
@@ -105,6 +105,36 @@ def _sigmoid_score(before: float, after: float) -> int:  # pragma: no cover
     return _clip(int(1.0 / (1.0 + np.exp(-x)) * 100.0))
 
 
+@njit(cache=True, inline="always")
+def fgd_share_gpu(left: np.ndarray, ok: np.ndarray, by_room: bool, milli: int, after_cpu: int,
+                  model: int, before: float, tmp: np.ndarray, t_cpu: np.ndarray,
+                  t_milli: np.ndarray, t_gpus: np.ndarray, t_allowed: np.ndarray,
+                  t_freq: np.ndarray) -> tuple[int, int]:  # pragma: no cover
+    """FGD's GPU for a share of ``milli``: the best score, and its GPU, over the GPUs that may
+    take it (``left`` at least ``milli`` when ``by_room``, else ``ok`` below 0), each scored on
+    the node after it; (-1, -1) when none may. ``tmp``: scratch of the node's GPUs."""
+    n = left.shape[0]
+    score, gpu = -1, -1
+    for i in range(n):
+        if (left[i] < milli) if by_room else (ok[i] >= 0):
+            continue
+        seen = False  # an equal GPU earlier scores the same and wins the tie
+        for k in range(i):
+            if left[k] == left[i] and (by_room or ok[k] < 0):
+                seen = True
+                break
+        if seen:
+            continue
+        for k in range(n):
+            tmp[k] = left[k]
+        tmp[i] -= milli
+        s = _sigmoid_score(before, node_frag(after_cpu, tmp[:n], model, t_cpu, t_milli,
+                                             t_gpus, t_allowed, t_freq))
+        if gpu < 0 or s > score:
+            score, gpu = s, i
+    return score, gpu
+
+
 @njit(cache=True)
 def fgd_score(left: np.ndarray, cpu_free: int, model: int, before: float, gpus: int,
               milli: int, cpu: int, tmp: np.ndarray, t_cpu: np.ndarray, t_milli: np.ndarray,
@@ -117,25 +147,8 @@ def fgd_score(left: np.ndarray, cpu_free: int, model: int, before: float, gpus: 
     n = left.shape[0]
     after_cpu = cpu_free - cpu
     if gpus == 1 and milli < GPU_MILLI:
-        score, gpu = -1, -1
-        for i in range(n):
-            if left[i] < milli:
-                continue
-            seen = False  # an equal GPU earlier scores the same and wins the tie
-            for k in range(i):
-                if left[k] == left[i]:
-                    seen = True
-                    break
-            if seen:
-                continue
-            for k in range(n):
-                tmp[k] = left[k]
-            tmp[i] -= milli
-            s = _sigmoid_score(before, node_frag(after_cpu, tmp[:n], model, t_cpu, t_milli,
-                                                 t_gpus, t_allowed, t_freq))
-            if gpu < 0 or s > score:
-                score, gpu = s, i
-        return score, gpu
+        return fgd_share_gpu(left, left, True, milli, after_cpu, model, before, tmp, t_cpu,
+                             t_milli, t_gpus, t_allowed, t_freq)
     taken = 0
     for k in range(n):
         tmp[k] = left[k]
