@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -117,21 +117,28 @@ def _solve_nodes(w: Window, time_limit: float) -> Answer:
         return Answer(None, None, None, str(e))
     if form.num_x == 0:  # no freed job can run in the window: nothing changes
         return Answer(Status.OPTIMAL, w.warm, w.warm_place)
+    raw = _solve(form, (w.warm, w.warm_place), time_limit - (time.perf_counter() - t0), w.sub.name)
+    if isinstance(raw, Answer):
+        return raw
+    if not form.feasible(raw.start, raw.place):
+        logger.warning("lns: window %s: the solver's answer violates its model", w.sub.name)
+        return Answer(None, None, None, "the solver's answer violates the window's model")
+    return Answer(raw.status, raw.start, raw.place)
+
+
+def _solve(form: Any, warm: Any, time_left: float, name: str) -> Any:
+    """The window's MILP from ``warm`` (one thread): its raw answer, or an :class:`Answer` why not."""
     try:
-        raw = milp.solve_arrays(form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
-                                mip_gap=1e-4, threads=1, warm_start=(w.warm, w.warm_place),
-                                root_lp=False)
+        raw = milp.solve_arrays(form, time_limit=max(0.0, time_left), mip_gap=1e-4, threads=1,
+                                warm_start=warm, root_lp=False)
     except ValueError as e:  # a warm start the model has no column for (a bug upstream)
-        logger.warning("lns: window %s: %s", w.sub.name, e)
+        logger.warning("lns: window %s: %s", name, e)
         return Answer(None, None, None, str(e))
     if raw.status in (Status.ERROR, Status.INFEASIBLE):
         return Answer(None, None, None, raw.message)
     if raw.start is None or raw.place is None:
         return Answer(raw.status, None, None)
-    if not form.feasible(raw.start, raw.place):
-        logger.warning("lns: window %s: the solver's answer violates its model", w.sub.name)
-        return Answer(None, None, None, "the solver's answer violates the window's model")
-    return Answer(raw.status, raw.start, raw.place)
+    return raw
 
 
 def solve_resources(w: Window, time_limit: float) -> Answer:
@@ -152,17 +159,10 @@ def solve_resources(w: Window, time_limit: float) -> Answer:
         return Answer(None, None, None, str(e))
     if form.num_x == 0:
         return keep
-    try:
-        raw = milp.solve_arrays(form, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
-                                mip_gap=1e-4, threads=1, root_lp=False,
-                                warm_start=(w.warm, w.warm_place, w.warm_gpu))
-    except ValueError as e:  # a warm start the model has no column for (a bug upstream)
-        logger.warning("lns: window %s: %s", w.sub.name, e)
-        return Answer(None, None, None, str(e))
-    if raw.status in (Status.ERROR, Status.INFEASIBLE):
-        return Answer(None, None, None, raw.message)
-    if raw.start is None or raw.place is None:
-        return Answer(raw.status, None, None)
+    raw = _solve(form, (w.warm, w.warm_place, w.warm_gpu),
+                 time_limit - (time.perf_counter() - t0), w.sub.name)
+    if isinstance(raw, Answer):
+        return raw
     gpu = raw.gpu if raw.gpu is not None else np.full(w.sub.num_jobs, -1, dtype=np.int64)
     if not form.feasible(raw.start, raw.place, gpu if form.has_slots else None):
         logger.warning("lns: window %s: the solver's answer violates its model", w.sub.name)
