@@ -34,15 +34,14 @@ from pathlib import Path as _Path
 from typing import Any, NamedTuple, TypeVar
 
 import instances as _instances
-from instances import Instance, Result
-from instances.kernel_cache import guard as _guard
+from instances import Instance, Result, kernel_cache
 
 # the submodules stay reachable by their names; the methods through the registry
 from . import backfill, decoder, fifo, listsched, placement, profile, rules, search
 from .results import finish, start_value
 from .rules import RULES
 
-_guard(_Path(__file__).parent, _Path(_instances.__file__).parent)  # its kernels call instances'
+kernel_cache.guard(_Path(__file__).parent, _Path(_instances.__file__).parent)  # its kernels call instances'
 
 __all__ = [
     "DESCRIPTIONS", "ENTRY_POINT_GROUP", "METHODS", "RULES", "MethodSpec", "backfill", "decoder",

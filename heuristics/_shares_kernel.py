@@ -2,29 +2,10 @@
 
 One state array ``rows`` (``int64``, ``(R, T)``) holds what is left of
 :func:`instances.capacity` while jobs are placed (:mod:`heuristics.shares`
-builds it; ``K`` nodes, ``NG`` GPUs in all):
-
-- row ``0``: the pool, batch GPUs not yet busy (a GPU is busy once a
-  whole-GPU job holds it or any shared job runs on it);
-- rows ``WF + k``: node ``k``'s wholly free GPUs (free milli 1000);
-- rows ``MX + k``: the most free milli on one partly used GPU of node ``k``
-  (free below 1000; a wholly free GPU is counted in ``WF`` instead);
-- rows ``CP + k``, ``ME + k``: node ``k``'s free CPU and memory;
-- rows ``NF + k``: node ``k``'s free milli, summed over its GPUs;
-- rows ``GB + gpu_offset[k] + i``: GPU ``i`` of node ``k``'s free milli
-  (0 where the reservation withholds it);
-- five cluster rows: the most wholly free GPUs on one node and how many
-  nodes have that many, the most free milli on one partly used GPU and how
-  many nodes have it, the GPUs of the wholly free nodes;
-- then, flattened over as many rows as they need, the jobs still to place
-  per shape of the ``frag`` rule's workload (a decoder counts a job off when
-  it reaches it), so a state copied or decoded in chunks carries them;
-- then the **level rows**, ``W = ceil(K / 64)`` words each (node ``k`` is bit
-  ``k % 64`` of word ``k // 64``): per whole-GPU level ``L`` (1, the one-node
-  whole-GPU jobs' GPUs, the node sizes) the nodes with ``L`` wholly free GPUs
-  or more; per share level ``m`` (the shared jobs' ``gpu_milli``) the nodes
-  with a partly used GPU of ``m`` free or more. The AND over a window gives
-  the nodes whose rows let a one-node job in at every slot of it.
+builds it): the pool row, per node its wholly free GPUs, most free milli on a
+partly used GPU, CPU, memory and free milli, each GPU's free milli, five
+cluster rows, the ``frag`` workload's counts, and the level rows (bit sets of
+nodes); docs/resources-heuristics.md ("The state's rows") gives the layout.
 
 The node and cluster rows summarise the GPU rows: a start is tried only where
 the cluster rows allow it, a node only where its own rows allow it for the

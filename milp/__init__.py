@@ -29,7 +29,7 @@ automatic warm start and the helper are in :mod:`matheuristics`, above both.
 from pathlib import Path as _Path
 
 import instances as _instances
-from instances.kernel_cache import guard as _guard
+from instances import kernel_cache
 
 from .backend import IncumbentHooks, RawSolve, Solution
 from .bound import BOUND_METHODS, Bound, bound
@@ -42,7 +42,7 @@ from .solver import BACKENDS, METHOD_BACKENDS, METHOD_NAMES, solve, solve_arrays
 from .symmetry import SYMMETRY
 from .topology import PriceOfSharing, PriceOfTopology, price_of_sharing, price_of_topology
 
-_guard(_Path(__file__).parent, _Path(_instances.__file__).parent)  # its kernels call instances'
+kernel_cache.guard(_Path(__file__).parent, _Path(_instances.__file__).parent)  # its kernels call instances'
 
 __all__ = [
     "BACKENDS",
