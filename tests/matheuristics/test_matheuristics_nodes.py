@@ -91,7 +91,9 @@ def test_best_and_lns_reach_the_brute_force_optimum_on_tiny_node_instances(seed:
 
 
 @pytest.mark.parametrize(("method", "kw"), [
-    ("lns", {"rounds": 4, "sub_time_limit": 20.0}), ("best", {"lns_rounds": 4}),
+    # best's own LNS windows stop at 1 s of the clock, which a loaded machine can reach (then
+    # flat and node differ by the load, not the model): its LNS is the lns case's, given 20 s
+    ("lns", {"rounds": 4, "sub_time_limit": 20.0}), ("best", {"lns_rounds": 0}),
 ])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_flat_instance_and_the_same_on_one_node_give_the_same_schedule(
