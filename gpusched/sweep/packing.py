@@ -50,6 +50,7 @@ from instances.packing import (
 from instances.traces import shipped
 
 from .cells import safe_name, versions
+from .store import cells_dir, read_cell_file
 
 __all__ = ["BOUND", "LEVELS", "PackCell", "PackSummary", "arrived_prefix", "bound_with_starts",
            "load_pack_rows", "run_pack_cell", "run_pack_cells"]
@@ -245,23 +246,10 @@ def _bound(cell: PackCell, packing: Packing, row: dict[str, Any]) -> Files:
 
 
 # ---------------------------------------------------------------- the store
-def _cells_dir(out: Path) -> Path:
-    return out / "cells"
-
-
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        logger.warning("%s: unreadable row skipped (%s)", path, e)
-        return None
-    return data if isinstance(data, dict) and "cell" in data else None
-
-
 def load_pack_rows(out: str | os.PathLike[str], *, errors: bool = False) -> list[dict[str, Any]]:
     """The stored rows of a results folder (those with status ``ok`` unless ``errors``)."""
-    d = _cells_dir(Path(out))
-    rows = [r for p in sorted(d.glob("*.json")) if (r := _read(p)) is not None] if d.is_dir() else []
+    d = cells_dir(Path(out))
+    rows = [r for p in sorted(d.glob("*.json")) if (r := read_cell_file(p)) is not None] if d.is_dir() else []
     return [r for r in rows if errors or r.get("status") == "ok"]
 
 
@@ -277,7 +265,7 @@ def _store(out: Path, cell: PackCell, row: dict[str, Any], files: Files) -> None
         else:
             atomic_write_text(out / "bounds" / f"{cell.stem}-{suffix}.json",
                               json.dumps(data, indent=1) + "\n")
-    atomic_write_text(_cells_dir(out) / f"{cell.stem}.json", json.dumps(row) + "\n")
+    atomic_write_text(cells_dir(out) / f"{cell.stem}.json", json.dumps(row) + "\n")
 
 
 @dataclass

@@ -30,7 +30,15 @@ from instances.io import atomic_write_text
 from .cells import Cell, safe_name
 
 __all__ = [
-    "SORT_COLUMNS", "cell_rows", "consolidate", "done_keys", "load_rows", "save_instances", "store_row",
+    "SORT_COLUMNS",
+    "cell_rows",
+    "cells_dir",
+    "consolidate",
+    "done_keys",
+    "load_rows",
+    "read_cell_file",
+    "save_instances",
+    "store_row",
 ]
 
 logger = logging.getLogger(__name__)
@@ -39,11 +47,13 @@ SORT_COLUMNS = ["family", "seed", "instance", "method"]
 """The order of the rows in :func:`load_rows` and ``results.csv``."""
 
 
-def _cells_dir(out: Path) -> Path:
+def cells_dir(out: Path) -> Path:
+    """Where a results folder keeps one file per finished cell."""
     return out / "cells"
 
 
-def _read_cell_file(path: Path) -> dict[str, Any] | None:
+def read_cell_file(path: Path) -> dict[str, Any] | None:
+    """A stored cell's row, or ``None`` (logged) for an unreadable or foreign file."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
@@ -54,11 +64,11 @@ def _read_cell_file(path: Path) -> dict[str, Any] | None:
 
 def iter_rows(out: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """The rows stored in ``out/cells``, in file-name order (unreadable ones skipped)."""
-    d = _cells_dir(Path(out))
+    d = cells_dir(Path(out))
     if not d.is_dir():
         return
     for p in sorted(d.glob("*.json")):
-        row = _read_cell_file(p)
+        row = read_cell_file(p)
         if row is not None:
             yield instances.rounded_all(row)
 
@@ -129,7 +139,7 @@ def store_row(out: Path, cell: Cell, row: dict[str, Any], schedule: dict[str, An
     else:
         row = {**row, "schedule_file": None}
     row["instance_file"] = f"instances/{safe_name(cell.instance_id)}.json"
-    atomic_write_text(_cells_dir(out) / f"{cell.stem}.json",
+    atomic_write_text(cells_dir(out) / f"{cell.stem}.json",
                       json.dumps(instances.rounded_all(row)) + "\n")
 
 
