@@ -77,3 +77,32 @@ def test_gpusched_runs_the_milp_through_solve_milp(monkeypatch: pytest.MonkeyPat
     assert calls and calls[0]["backend"] == "highs" and calls[0]["threads"] == 2
     assert "LNS helper" in res.message  # on by default on two threads, as before
     assert res.params["warm_start"] == "best"
+
+
+def _roomy() -> instances.Instance:
+    """Four 1-GPU jobs that all fit at once beside a service holding 1 of the 8 GPUs."""
+    jobs = tuple(instances.Job(f"j{k}", 1, 3, 1.0 + k) for k in range(4))
+    return instances.Instance("roomy", 8, 6, (instances.Service("svc", 2.0, (1,) * 6),), jobs)
+
+
+@pytest.mark.parametrize("backend", ["highs", "cpsat"])
+def test_a_warm_start_running_every_job_is_not_searched(backend: str) -> None:
+    inst = _roomy()
+    res = solve_milp(inst, time_limit=30, threads=2, backend=backend)
+    assert res.status == "optimal" and res.bound_method == "sum-of-values"
+    assert res.value == pytest.approx(float(inst.job_values.sum()))
+    assert instances.evaluate(inst, res.schedule).value == pytest.approx(res.value)
+    assert res.nodes is None and "not searched" in res.message
+    assert res.params["incumbent_from"] == "best" and res.params["bound_from"] == "sum-of-values"
+    assert res.params["sources"] == [] and res.runtime_s < 20
+    # a job too long to fit beside the others: the solver searches, and proves the optimum
+    wide = inst.replace(jobs=(*inst.jobs, instances.Job("wide", 7, 6, 5.0)))
+    searched = solve_milp(wide, time_limit=30, threads=2, backend=backend)
+    assert "not searched" not in searched.message and searched.nodes is not None
+    assert searched.value == pytest.approx(brute_force(wide)[0])
+
+
+def test_the_peak_reservation_is_searched_though_every_job_runs() -> None:
+    """Under peak the curve schedule of ``best`` is no warm start: no early answer."""
+    res = solve_milp(_roomy(), time_limit=30, threads=1, reservation="peak")
+    assert "not searched" not in res.message
