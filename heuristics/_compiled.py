@@ -355,12 +355,16 @@ def _node_kernel(one_word: bool) -> Any:
                                 if rule == 2:
                                     delta = p * (frag[k, size - g] - frag[k, size])
                             elif rule > 0 or not exact:
-                                for u in range(c, c + p):
-                                    f = rows[1 + k, u]
-                                    if f < room:
-                                        room = f
-                                    if rule == 2 and f >= g:
-                                        delta += frag[k, f - g] - frag[k, f]
+                                rk = np.uint64(1 + k)
+                                if rule == 2:  # (a slot with f < g drops the node: its term is not used)
+                                    fk = np.uint64(k)
+                                    for t in range(c, c + p):
+                                        f = rows[rk, np.uint64(t)]
+                                        room = min(room, f)
+                                        delta += frag[fk, np.uint64(max(f - g, 0))] - frag[fk, np.uint64(f)]
+                                else:
+                                    for t in range(c, c + p):
+                                        room = min(room, rows[rk, np.uint64(t)])
                                 if room < g:
                                     continue  # (g not a level: a node with less room than it needs)
                             if best < 0 or (rule == 1 and room < best_room) or (

@@ -185,21 +185,25 @@ def new_profile(inst: Instance, reservation: str = "curve", placement: str = "fi
         return new_shares_profile(inst, reservation, placement)
     rule = check_placement(placement)
     check_reservation(reservation)
+    proto = _memo(inst, f"{reservation} profile {rule}", lambda: _empty_profile(inst, reservation, rule, True))
+    return proto.copy() if proto is not None else _empty_profile(inst, reservation, rule, False)
+
+
+def _empty_profile(inst: Instance, reservation: str, rule: int, kept: bool) -> Profile | None:
+    """:func:`new_profile`'s profile; when ``kept``, one with read-only rows to copy (``None`` when too large)."""
     cap = _memo(inst, reservation, lambda: capacity(inst, reservation))  # type: ignore[arg-type]
     K, T = cap.num_nodes, cap.horizon
     if K == 1:
-        offset = _memo(inst, reservation + " offset", lambda: _readonly(cap.node_cap[0] - cap.pool))
-        return Profile(cap.pool[None, :].copy(), cap.sizes, _ONE_LEVEL, _NO_FRAG, rule, False, offset)
-    levels = _memo(inst, "levels", lambda: np.union1d(
-        cap.sizes, inst.gpus[~inst.multi_node]).astype(np.int64))
+        offset = _readonly(cap.node_cap[0] - cap.pool)
+        rows = cap.pool[None, :].copy()
+        return Profile(_readonly(rows) if kept else rows, cap.sizes, _ONE_LEVEL, _NO_FRAG, rule, False, offset)
+    levels = np.union1d(cap.sizes, inst.gpus[~inst.multi_node]).astype(np.int64)
     shape = (K + 6 + levels.size * -(-K // 64), T)
-    if shape[0] * T * 8 <= _MEMO_BYTES:
-        rows = _memo(inst, reservation + " rows",
-                     lambda: _readonly(_empty_rows(cap, levels, shape))).copy()
-    else:
-        rows = _empty_rows(cap, levels, shape)
+    if kept and shape[0] * T * 8 > _MEMO_BYTES:
+        return None
+    rows = _empty_rows(cap, levels, shape)
     frag = _memo(inst, "frag", lambda: frag_table(inst, cap.sizes)) if rule == 2 else _NO_FRAG
-    return Profile(rows, cap.sizes, levels, frag, rule, stale=False)
+    return Profile(_readonly(rows) if kept else rows, cap.sizes, levels, frag, rule, stale=False)
 
 
 def _empty_rows(cap: Capacity, levels: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
