@@ -208,6 +208,8 @@ def _node_kernel(one_word: bool) -> Any:
         level rows gives the nodes with room for the job as bits, and only those
         are scored, in node order: a node wholly free over the window without
         reading it, and only the first of its size (the others tie with it).
+        A wholly free node's GPUs are taken without reading it either (each
+        slot goes from its size to what is left).
         """
         K = sizes.shape[0]
         T = rows.shape[1]
