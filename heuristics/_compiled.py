@@ -104,6 +104,22 @@ def _first_fit(rows: np.ndarray, r: int, g: int, p: int, t: int, hi: int) -> int
     return -1
 
 
+@njit(cache=True, nogil=True)
+def _recount(rows: np.ndarray, K: int, u: np.uint64, r_max: np.uint64, r_nmax: np.uint64) -> None:  # pragma: no cover
+    """Set ``maxfree`` and ``nmax`` of slot ``u`` from the node rows (the only node with the most lost some)."""
+    mx = 0
+    cm = 0
+    for q in range(K):
+        f = rows[1 + q, u]
+        if f > mx:
+            mx = f
+            cm = 1
+        elif f == mx:
+            cm += 1
+    rows[r_max, u] = mx
+    rows[r_nmax, u] = cm
+
+
 @njit(cache=True, nogil=True, inline="always")
 def check_order(order: np.ndarray, n: int) -> None:  # pragma: no cover
     """Raise IndexError unless every index of ``order`` is in ``[-n, n)`` (every decoder's test)."""
@@ -192,6 +208,8 @@ def _node_kernel(one_word: bool) -> Any:
         level rows gives the nodes with room for the job as bits, and only those
         are scored, in node order: a node wholly free over the window without
         reading it, and only the first of its size (the others tie with it).
+        A wholly free node's GPUs are taken without reading it either (each
+        slot goes from its size to what is left).
         """
         K = sizes.shape[0]
         T = rows.shape[1]
@@ -199,6 +217,8 @@ def _node_kernel(one_word: bool) -> Any:
         W = 1 if one_word else (K + 63) // 64  # (a constant in the one-word kernel)
         # rows: 0 the pool, 1 + k node k, then K + 1 maxfree, K + 2 nmax, K + 3 whole, K + 4 fit_one,
         # K + 5 fit_many (heuristics.profile.Profile.summaries), indexed in place (no views)
+        r_max, r_nmax, r_whole = np.uint64(K + 1), np.uint64(K + 2), np.uint64(K + 3)
+        r_one, r_many = np.uint64(K + 4), np.uint64(K + 5)
         base = K + 6  # rows[base + i * W + w]: word w of the nodes with levels[i] GPUs free or more
         largest = 0
         for k in range(K):
@@ -211,6 +231,15 @@ def _node_kernel(one_word: bool) -> Any:
         of_size = np.zeros((L, W), dtype=np.uint64)  # level i: the nodes of that size, as bits
         for k in range(K):
             of_size[floor[sizes[k]], k >> 6] |= one << np.uint64(k & 63)
+        zs = -1  # the level of the node size when all nodes have one size (the common case)
+        for f in range(L):
+            held = False
+            for w in range(W):
+                held |= of_size[f, w] != np.uint64(0)
+            if held:
+                zs = f if zs == -1 else -2
+        one_size = zs >= 0
+        zs = max(zs, 0)
         elig = np.empty(K, dtype=np.int64)
         chosen = np.empty(K, dtype=np.int64)
         suffix = np.empty(K + 1, dtype=np.int64)
@@ -238,15 +267,36 @@ def _node_kernel(one_word: bool) -> Any:
                     c = _first_fit(rows, K + 4, g, p, c + 1, hi)
                 if c < 0:
                     break
-                if many or rule > 0:  # the nodes wholly free over the window
-                    for w in range(W):
+                # one pass over the window: the nodes wholly free over it (every job: the GPUs of such
+                # a node are taken without reading it) and, for a one-node job, those with room for g
+                e = -1 if many else floor[g]
+                for w in range(W):
+                    x = ~np.uint64(0) if w < K >> 6 else (one << np.uint64(K & 63)) - one
+                    if one_size:
+                        y = of_size[zs, w]
+                        rz = np.uint64(base + zs * W + w)
+                        if e < 0:
+                            for t in range(c, c + p):
+                                y &= np.uint64(rows[rz, np.uint64(t)])
+                        else:
+                            re = np.uint64(base + e * W + w)
+                            for t in range(c, c + p):
+                                u = np.uint64(t)
+                                x &= np.uint64(rows[re, u])
+                                y &= np.uint64(rows[rz, u])
+                        empty[w] = y
+                    else:
                         empty[w] = 0
-                        for e in range(L):
-                            x = of_size[e, w]
-                            if x != np.uint64(0):
-                                for u in range(c, c + p):
-                                    x &= np.uint64(rows[base + e * W + w, u])
-                                empty[w] |= x
+                        for f in range(L):
+                            y = of_size[f, w]
+                            if y != np.uint64(0):
+                                for t in range(c, c + p):
+                                    y &= np.uint64(rows[base + f * W + w, t])
+                                empty[w] |= y
+                        if e >= 0:
+                            for t in range(c, c + p):
+                                x &= np.uint64(rows[base + e * W + w, t])
+                    cand[w] = x
                 if many:
                     # first the greedy: the wholly free nodes in order, each that still fits; when it
                     # reaches g exactly it is the lexicographically smallest subset (each node it
@@ -280,14 +330,10 @@ def _node_kernel(one_word: bool) -> Any:
                 else:
                     # the nodes with room for g GPUs, or more when g is not a level (all nodes, each
                     # read, when it is below the lowest: not one of the instance's job sizes)
-                    e = floor[g]
                     exact = e >= 0 and levels[e] == g
-                    for w in range(W):
-                        x = ~np.uint64(0) if w < K >> 6 else (one << np.uint64(K & 63)) - one
-                        if e >= 0:
-                            for u in range(c, c + p):
-                                x &= np.uint64(rows[base + e * W + w, u])
-                        cand[w] = x if rule == 0 else x & ~empty[w]
+                    if rule > 0:
+                        for w in range(W):
+                            cand[w] &= ~empty[w]
                     if rule > 0:  # and of the wholly free nodes of size >= g, the first of each size
                         for f in range(e if exact else e + 1, L):
                             for w in range(W):
@@ -311,12 +357,16 @@ def _node_kernel(one_word: bool) -> Any:
                                 if rule == 2:
                                     delta = p * (frag[k, size - g] - frag[k, size])
                             elif rule > 0 or not exact:
-                                for u in range(c, c + p):
-                                    f = rows[1 + k, u]
-                                    if f < room:
-                                        room = f
-                                    if rule == 2 and f >= g:
-                                        delta += frag[k, f - g] - frag[k, f]
+                                rk = np.uint64(1 + k)
+                                if rule == 2:  # (a slot with f < g drops the node: its term is not used)
+                                    fk = np.uint64(k)
+                                    for t in range(c, c + p):
+                                        f = rows[rk, np.uint64(t)]
+                                        room = min(room, f)
+                                        delta += frag[fk, np.uint64(max(f - g, 0))] - frag[fk, np.uint64(f)]
+                                else:
+                                    for t in range(c, c + p):
+                                        room = min(room, rows[rk, np.uint64(t)])
                                 if room < g:
                                     continue  # (g not a level: a node with less room than it needs)
                             if best < 0 or (rule == 1 and room < best_room) or (
@@ -339,44 +389,57 @@ def _node_kernel(one_word: bool) -> Any:
                 k = chosen[e]
                 size = sizes[k]
                 take = g if nchosen == 1 else size
-                nk = 1 + k
+                nk = np.uint64(1 + k)
+                last = e == nchosen - 1
+                bitv = np.int64(1) << (k & 63)
+                wrow = base + (k >> 6)
+                if (empty[k >> 6] >> np.uint64(k & 63)) & one:  # wholly free: every slot goes size -> rest
+                    rest = size - take
+                    for t in range(s, s + p):
+                        u = np.uint64(t)  # (unsigned indices: no wraparound tests)
+                        rows[nk, u] = rest
+                        rows[r_whole, u] -= size
+                        left = rows[r_nmax, u] - (1 if rows[r_max, u] == size else 0)
+                        rows[r_nmax, u] = left
+                        if left == 0:
+                            _recount(rows, K, u, r_max, r_nmax)
+                        if last:
+                            pu = rows[0, u] - g
+                            rows[0, u] = pu
+                            rows[r_one, u] = min(pu, rows[r_max, u])
+                            rows[r_many, u] = min(pu, rows[r_whole, u])
+                    nbit = ~bitv
+                    for f in range(floor[size], floor[rest], -1):  # the levels above rest, up to size
+                        r = np.uint64(wrow + f * W)
+                        for t in range(s, s + p):
+                            rows[r, np.uint64(t)] &= nbit
+                    continue
                 hi_f = -1  # the highest level a slot of the window held before
                 lo_a = size  # the least free after
-                last = e == nchosen - 1
-                for u in range(s, s + p):
+                for t in range(s, s + p):
+                    u = np.uint64(t)
                     before = rows[nk, u]
                     after = before - take
                     rows[nk, u] = after
-                    rows[K + 3, u] -= size if before == size else 0  # no longer wholly free
-                    left = rows[K + 2, u] - (1 if before == rows[K + 1, u] else 0)  # nodes with the most
-                    rows[K + 2, u] = left
+                    rows[r_whole, u] -= size if before == size else 0  # no longer wholly free
+                    left = rows[r_nmax, u] - (1 if before == rows[r_max, u] else 0)  # nodes with the most
+                    rows[r_nmax, u] = left
                     if left == 0:  # it was the only node with the most free
-                        mx = 0
-                        cm = 0
-                        for q in range(K):
-                            f = rows[1 + q, u]
-                            if f > mx:
-                                mx = f
-                                cm = 1
-                            elif f == mx:
-                                cm += 1
-                        rows[K + 1, u] = mx
-                        rows[K + 2, u] = cm
+                        _recount(rows, K, u, r_max, r_nmax)
                     if last:  # the pool, and the rows the scan reads
                         pu = rows[0, u] - g
                         rows[0, u] = pu
-                        rows[K + 4, u] = min(pu, rows[K + 1, u])
-                        rows[K + 5, u] = min(pu, rows[K + 3, u])
+                        rows[r_one, u] = min(pu, rows[r_max, u])
+                        rows[r_many, u] = min(pu, rows[r_whole, u])
                     hi_f = max(hi_f, floor[before])
                     lo_a = min(lo_a, after)
-                bitv = np.int64(1) << (k & 63)
-                wrow = base + (k >> 6)
                 for f in range(hi_f, -1, -1):  # the levels a slot no longer holds
                     if levels[f] <= lo_a:
                         break
-                    r = wrow + f * W
+                    r = np.uint64(wrow + f * W)
                     lv = levels[f]
-                    for u in range(s, s + p):
+                    for t in range(s, s + p):
+                        u = np.uint64(t)
                         rows[r, u] &= ~(bitv & -np.int64(lv > rows[nk, u]))
             start[j] = s
             if record:

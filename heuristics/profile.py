@@ -54,7 +54,7 @@ _ONE_LEVEL = np.ones(1, dtype=np.int64)
 _ONE_LEVEL.flags.writeable = False
 _MEMO: dict[tuple[int, str], tuple[weakref.ref[Instance], Any]] = {}
 _MEMO_BYTES = 4 * 2**20
-"""The largest empty profile kept per instance (a larger one is built at each call)."""
+"""The largest empty profile's rows kept per instance (a larger one is built at each call)."""
 
 Hint = dict[tuple[int, int], tuple[int, int]]
 """What :func:`hinted_fit` keeps of earlier answers on one row."""
@@ -185,19 +185,28 @@ def new_profile(inst: Instance, reservation: str = "curve", placement: str = "fi
         return new_shares_profile(inst, reservation, placement)
     rule = check_placement(placement)
     check_reservation(reservation)
+    proto = _memo(inst, f"{reservation} profile {rule}", lambda: _kept_profile(inst, reservation, rule))
+    return proto.copy() if proto is not None else _empty_profile(inst, reservation, rule)
+
+
+def _kept_profile(inst: Instance, reservation: str, rule: int) -> Profile | None:
+    """The empty profile kept per instance to copy, its rows read-only (``None``: too large to keep)."""
+    prof = _empty_profile(inst, reservation, rule)
+    if prof.rows.nbytes > _MEMO_BYTES:
+        return None
+    _readonly(prof.rows)
+    return prof
+
+
+def _empty_profile(inst: Instance, reservation: str, rule: int) -> Profile:
+    """:func:`new_profile`'s profile of a version 2 instance, built."""
     cap = _memo(inst, reservation, lambda: capacity(inst, reservation))  # type: ignore[arg-type]
     K, T = cap.num_nodes, cap.horizon
     if K == 1:
-        offset = _memo(inst, reservation + " offset", lambda: _readonly(cap.node_cap[0] - cap.pool))
+        offset = _readonly(cap.node_cap[0] - cap.pool)
         return Profile(cap.pool[None, :].copy(), cap.sizes, _ONE_LEVEL, _NO_FRAG, rule, False, offset)
-    levels = _memo(inst, "levels", lambda: np.union1d(
-        cap.sizes, inst.gpus[~inst.multi_node]).astype(np.int64))
-    shape = (K + 6 + levels.size * -(-K // 64), T)
-    if shape[0] * T * 8 <= _MEMO_BYTES:
-        rows = _memo(inst, reservation + " rows",
-                     lambda: _readonly(_empty_rows(cap, levels, shape))).copy()
-    else:
-        rows = _empty_rows(cap, levels, shape)
+    levels = np.union1d(cap.sizes, inst.gpus[~inst.multi_node]).astype(np.int64)
+    rows = _empty_rows(cap, levels, (K + 6 + levels.size * -(-K // 64), T))
     frag = _memo(inst, "frag", lambda: frag_table(inst, cap.sizes)) if rule == 2 else _NO_FRAG
     return Profile(rows, cap.sizes, levels, frag, rule, stale=False)
 
