@@ -52,7 +52,10 @@ def test_the_milp_method_equals_brute_force_on_one_and_two_threads(
         assert res.status == "optimal", res.message
         assert res.value == pytest.approx(opt, abs=1e-6)
         assert res.upper_bound == pytest.approx(opt, rel=1e-6)
-        assert res.params["sources"] == ([] if threads == 1 else ["lns"])
+        if "not searched" in res.message:  # the warm start runs every job: nothing beside
+            assert len(res.schedule.starts) == inst.num_jobs and res.params["sources"] == []
+        else:
+            assert res.params["sources"] == ([] if threads == 1 else ["lns"])
 
 
 def test_the_lns_helper_trades_schedules_with_gpu_slots() -> None:
