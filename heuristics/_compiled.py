@@ -105,12 +105,15 @@ def _first_fit(rows: np.ndarray, r: int, g: int, p: int, t: int, hi: int) -> int
 
 
 @njit(cache=True, nogil=True)
-def _recount(rows: np.ndarray, K: int, u: np.uint64, r_max: np.uint64, r_nmax: np.uint64) -> None:  # pragma: no cover
-    """Set ``maxfree`` and ``nmax`` of slot ``u`` from the node rows (the only node with the most lost some)."""
+def _recount(rows: np.ndarray, first: int, K: int, u: int | np.uint64, r_max: int | np.uint64,
+             r_nmax: int | np.uint64) -> None:  # pragma: no cover
+    """Set rows ``r_max`` (the most free on one node) and ``r_nmax`` (how many nodes have it) of
+    slot ``u`` from the node rows ``first .. first + K - 1`` (the only node with the most lost
+    some). The version 2 and 3 kernels' one recount."""
     mx = 0
     cm = 0
     for q in range(K):
-        f = rows[1 + q, u]
+        f = rows[first + q, u]
         if f > mx:
             mx = f
             cm = 1
@@ -402,7 +405,7 @@ def _node_kernel(one_word: bool) -> Any:
                         left = rows[r_nmax, u] - (1 if rows[r_max, u] == size else 0)
                         rows[r_nmax, u] = left
                         if left == 0:
-                            _recount(rows, K, u, r_max, r_nmax)
+                            _recount(rows, 1, K, u, r_max, r_nmax)
                         if last:
                             pu = rows[0, u] - g
                             rows[0, u] = pu
@@ -425,7 +428,7 @@ def _node_kernel(one_word: bool) -> Any:
                     left = rows[r_nmax, u] - (1 if before == rows[r_max, u] else 0)  # nodes with the most
                     rows[r_nmax, u] = left
                     if left == 0:  # it was the only node with the most free
-                        _recount(rows, K, u, r_max, r_nmax)
+                        _recount(rows, 1, K, u, r_max, r_nmax)
                     if last:  # the pool, and the rows the scan reads
                         pu = rows[0, u] - g
                         rows[0, u] = pu

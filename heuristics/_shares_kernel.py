@@ -20,7 +20,7 @@ from numba import njit
 
 from instances.packing import node_frag
 
-from ._compiled import _ctz, _lexicographic_subset
+from ._compiled import _ctz, _lexicographic_subset, _recount
 
 __all__ = ["counts_of", "find", "take"]
 
@@ -418,17 +418,7 @@ def _cluster_max(rows: np.ndarray, first: int, K: int, top: int, u: int, before:
     if rows[top + 1, u] > 1:
         rows[top + 1, u] -= 1
         return
-    mx = 0
-    cm = 0
-    for q in range(K):
-        f = rows[first + q, u]
-        if f > mx:
-            mx = f
-            cm = 1
-        elif f == mx:
-            cm += 1
-    rows[top, u] = mx
-    rows[top + 1, u] = cm
+    _recount(rows, first, K, u, top, top + 1)
 
 
 @njit(cache=True, nogil=True, inline="always")
