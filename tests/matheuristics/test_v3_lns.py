@@ -8,6 +8,9 @@ fails when the rule is dropped.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import numpy as np
 import pytest
 from brute_v3 import brute_force_v3, tiny_v3_instance
@@ -86,13 +89,9 @@ def test_the_lns_is_checked_below_brute_force_and_above_its_start(
     assert np.array_equal(start, arrays(inst, schedule)[0])
 
 
-@given(st.integers(0, 100_000), st.sampled_from(SHAPES))
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_the_freed_jobs_where_they_are_satisfy_every_row_of_the_window(
-        seed: int, shape: tuple) -> None:
-    """The fixed use (shares by GPU index, whole GPUs, CPU, memory) leaves the current schedule
-    a point of every window's model, whatever is freed."""
-    inst = tiny_v3_instance(seed, n=8, shape=shape, T=6, shared=0.7)
+def _random_windows(inst: Instance, seed: int) -> Iterator[tuple[np.ndarray, np.ndarray, Any]]:
+    """Up to four random windows around the brute-force optimum of ``inst``: its start array,
+    the freed jobs and the window, for each window that frees a job."""
     _, schedule = brute_force_v3(inst)
     start, place, idx = arrays(inst, schedule)
     rng = np.random.default_rng(seed)
@@ -100,9 +99,18 @@ def test_the_freed_jobs_where_they_are_satisfy_every_row_of_the_window(
         a = int(rng.integers(0, 4))
         b = int(rng.integers(a + 1, 7))
         freed = window_jobs(inst, start, a, b, 3, rng)
-        if freed.size == 0:
-            continue
-        w = make_window(inst, start, place, a, b, freed, idx)
+        if freed.size:
+            yield start, freed, make_window(inst, start, place, a, b, freed, idx)
+
+
+@given(st.integers(0, 100_000), st.sampled_from(SHAPES))
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_freed_jobs_where_they_are_satisfy_every_row_of_the_window(
+        seed: int, shape: tuple) -> None:
+    """The fixed use (shares by GPU index, whole GPUs, CPU, memory) leaves the current schedule
+    a point of every window's model, whatever is freed."""
+    inst = tiny_v3_instance(seed, n=8, shape=shape, T=6, shared=0.7)
+    for _, _, w in _random_windows(inst, seed):
         form = milp.build(w.sub, aggregate=False, fixed=w.fixed)
         assert form.feasible(w.warm, w.warm_place, w.warm_gpu)
         # and the warm start's own GPUs colour back around the fixed jobs'
@@ -271,19 +279,10 @@ def test_windows_over_a_few_nodes_keep_the_schedule_a_point_and_the_search_check
     import matheuristics.windows as windows
 
     inst = tiny_v3_instance(seed, n=7, shape=shape, T=6, shared=0.6)
-    _, schedule = brute_force_v3(inst)
-    start, place, idx = arrays(inst, schedule)
-    rng = np.random.default_rng(seed)
     old = windows.MAX_WINDOW_NODES
     windows.MAX_WINDOW_NODES = 2
     try:
-        for _ in range(4):
-            a = int(rng.integers(0, 4))
-            b = int(rng.integers(a + 1, 7))
-            freed = window_jobs(inst, start, a, b, 3, rng)
-            if freed.size == 0:
-                continue
-            w = make_window(inst, start, place, a, b, freed, idx)
+        for start, freed, w in _random_windows(inst, seed):
             assert w.nodes is not None and set(w.freed[start[w.freed] >= 0]) == set(
                 freed[start[freed] >= 0])
             form = milp.build(w.sub, aggregate=False, fixed=w.fixed)
