@@ -35,7 +35,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -43,25 +42,16 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "oracles"))
+sys.path.insert(0, str(ROOT))
 
 from reference import list_starts_ref  # noqa: E402
 
 import heuristics  # noqa: E402
 import instances  # noqa: E402
+from benchmarks.timing import median_seconds as _time  # noqa: E402
 from heuristics._core import _compiled_decoder, job_arrays, serial_starts, serial_starts_numpy  # noqa: E402
 from heuristics.rules import order_by  # noqa: E402
 from matheuristics import solve_milp  # noqa: E402
-
-
-def _time(fn, repeat: int) -> float:
-    """Median wall seconds of ``fn()`` over ``repeat`` runs (after one warm-up)."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def decoder_vs_reference(inst: instances.Instance, repeat: int) -> None:

@@ -22,7 +22,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -36,6 +35,8 @@ sys.path.insert(0, str(ROOT))
 
 import heuristics  # noqa: E402
 import instances  # noqa: E402
+from benchmarks.timing import median_seconds as seconds  # noqa: E402
+from benchmarks.timing import paired  # noqa: E402
 from heuristics.decoder import job_arrays, serial_starts  # noqa: E402
 from heuristics.placement import new_place  # noqa: E402
 from heuristics.profile import new_profile  # noqa: E402
@@ -67,34 +68,6 @@ def one_pass(inst: Instance, placement: str) -> Callable[[], object]:
                              new_place(inst))
 
     return run
-
-
-def paired(a: Callable[[], object], b: Callable[[], object], repeat: int
-           ) -> tuple[float, float, float]:
-    """``a`` and ``b`` in turn ``repeat`` times: their median seconds and the median of ``b / a``."""
-    a()
-    b()
-    ta, tb = [], []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        a()
-        t1 = time.perf_counter()
-        b()
-        t2 = time.perf_counter()
-        ta.append(t1 - t0)
-        tb.append(t2 - t1)
-    return (statistics.median(ta), statistics.median(tb),
-            statistics.median(y / x for x, y in zip(ta, tb)))
-
-
-def seconds(fn: Callable[[], object], repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def fmt(s: float) -> str:
