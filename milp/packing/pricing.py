@@ -214,8 +214,11 @@ def _solve(n: int, cost: np.ndarray, hi: np.ndarray, rows: Rows,
         h.run()
     optimal = h.modelStatusToString(h.getModelStatus()) == "Optimal"
     info = h.getInfo()
-    bound = float(info.mip_dual_bound)
-    if not math.isfinite(bound):  # not even the root solved: the box bounds it
+    # HiGHS's dual bound holds once it is proven or the search has nodes; stopped before
+    # (the clock ran out in presolve) it is a placeholder, 0: the box bounds the MIP then
+    searched = optimal or info.mip_node_count > 0
+    bound = float(info.mip_dual_bound) if searched else math.inf
+    if not math.isfinite(bound):
         bound = float(np.dot(cost, hi))
     if info.primal_solution_status != 2:
         return None, 0.0, bound, False

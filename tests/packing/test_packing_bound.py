@@ -92,3 +92,23 @@ def test_a_certificate_that_claims_too_much_is_refused():
     assert check_packing_bound(p, PackingCertificate.from_dict(d)) >= mip_optimum(p)
     with pytest.raises(ValueError, match="format"):
         PackingCertificate.from_dict({**d, "format": "x"})
+
+
+def test_a_pricing_stopped_before_its_search_leaves_the_bound_valid(monkeypatch):
+    """The clock out before a pricing MIP searched (HiGHS not run: its dual bound reads 0, a
+    placeholder): the pricing bounds by the box instead, and the bound stays above the
+    optimum (it was 0 under a loaded machine's short budget)."""
+    import highspy
+
+    p = random_packing(11, nodes=6, pods=40)
+    opt = mip_optimum(p)
+
+    class Unrun(highspy.Highs):
+        def run(self):  # every MIP and LP of the bound stopped before it searched
+            return highspy.HighsStatus.kOk
+
+    monkeypatch.setattr(highspy, "Highs", Unrun)
+    b = packing_bound(p, time_limit=5)
+    monkeypatch.undo()
+    assert b.bound_milli >= opt
+    assert check_packing_bound(p, b.certificate) >= opt - 1e-6
