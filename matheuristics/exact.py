@@ -24,7 +24,7 @@ from .cpsat_source import CPSAT
 from .lpround import LPStart
 from .portfolio import Plan, account, choose, hooks_for, lp_warm_start, named
 
-__all__ = ["SCALE_JOBS", "WARM_START_BUDGET", "WARM_START_SHARE", "every_job_runs", "solve_milp",
+__all__ = ["SCALE_JOBS", "WARM_START_BUDGET", "WARM_START_SHARE", "solve_milp",
            "warm_start_schedule"]
 
 WARM_START_SHARE = 0.1
@@ -68,17 +68,17 @@ def _at_scale(inst: Instance, time_limit: float, ws: Result | None) -> tuple[Any
     return (cand if ws is None or cand.value > ws.value else ws), b
 
 
-def every_job_runs(inst: Instance, ws: Any) -> bool:
+def _every_job_runs(inst: Instance, ws: Any) -> bool:
     """Whether the warm start ``ws`` (a Result) runs every job: nothing is left to search."""
     return isinstance(ws, Result) and bool((ws.schedule.to_array(inst) >= 0).all())
 
 
-def _every_job(inst: Instance, ws: Result, backend: str) -> Result:
-    """The answer when the warm start runs every job: optimal, bound the sum of the values."""
-    total = float(inst.job_values.sum())
+def _every_job(ws: Result, backend: str) -> Result:
+    """The answer when the warm start runs every job: optimal, its checked value the bound (the
+    sum of the values)."""
     return dataclasses.replace(
         ws, method=milp.METHOD_NAMES[backend], status=Status.OPTIMAL,
-        upper_bound=max(total, ws.value), bound_method="sum-of-values",
+        upper_bound=ws.value, bound_method="sum-of-values",
         params={"warm_start": ws.method},
         message=f"not searched: every job runs in the warm start; incumbent from the warm start "
                 f"({ws.method})")
@@ -194,9 +194,9 @@ def solve_milp(
         if (isinstance(warm_start, str) and inst.nodes is None and inst.num_jobs >= SCALE_JOBS
                 and "lagrangian" not in params and time_limit > 0):
             ws, params["lagrangian"] = _at_scale(inst, time_limit, ws)
-        if auto and params.get("reservation", "curve") == "curve" and every_job_runs(inst, ws):
+        if auto and params.get("reservation", "curve") == "curve" and _every_job_runs(inst, ws):
             # nothing to search: the bound is the sum of the values
-            hooks, res = None, _every_job(inst, ws, backend)
+            hooks, res = None, _every_job(ws, backend)
         else:
             hooks = hooks_for(chosen, params) if chosen.sources and ws is not None else None
             res = milp.solve(
