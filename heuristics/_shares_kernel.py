@@ -3,13 +3,14 @@
 One state array ``rows`` (``int64``, ``(R, T)``) holds what is left of
 :func:`instances.capacity` while jobs are placed (:mod:`heuristics.shares`
 builds it): the pool row, per node its wholly free GPUs, most free milli on a
-partly used GPU, CPU, memory and free milli, each GPU's free milli, five
-cluster rows, the ``frag`` workload's counts, and the level rows (bit sets of
-nodes); docs/resources-heuristics.md ("The state's rows") gives the layout.
+partly used GPU, CPU, memory and free milli, each GPU's free milli, the
+cluster row (the GPUs of the wholly free nodes), the ``frag`` workload's
+counts, and the level rows (bit sets of nodes); docs/resources-heuristics.md
+("The state's rows") gives the layout.
 
-The node and cluster rows summarise the GPU rows: a start is tried only where
-the cluster rows allow it, a node only where its own rows allow it for the
-whole run, and then its GPUs are read. ``tests/oracles/reference_v3.py`` is
+The node and level rows summarise the GPU rows: a start is tried only where
+the level rows name an eligible node at every slot, a node only where its own
+rows allow it for the whole run, and then its GPUs are read. ``tests/oracles/reference_v3.py`` is
 the plain version these are held to.
 """
 
@@ -20,7 +21,7 @@ from numba import njit
 
 from instances.packing import node_frag
 
-from ._compiled import _ctz, _lexicographic_subset, _recount
+from ._compiled import _ctz, _lexicographic_subset
 
 __all__ = ["counts_of", "find", "take"]
 
@@ -29,8 +30,8 @@ FULL = 1000
 
 @njit(cache=True, nogil=True, inline="always")
 def _layout(K: int, NG: int) -> tuple[int, int, int, int, int, int]:  # pragma: no cover
-    """First rows of: wholly free, max milli, CPU, memory, GPUs, cluster summaries (the
-    nodes' free milli: ``GB - K``)."""
+    """First rows of: wholly free, max milli, CPU, memory, GPUs, and the cluster row (the GPUs
+    of the wholly free nodes; the nodes' free milli: ``GB - K``; the frag counts: ``C + 1``)."""
     return 1, 1 + K, 1 + 2 * K, 1 + 3 * K, 1 + 5 * K, 1 + 5 * K + NG
 
 
@@ -38,24 +39,38 @@ def _layout(K: int, NG: int) -> tuple[int, int, int, int, int, int]:  # pragma: 
 def counts_of(rows: np.ndarray, st: tuple) -> np.ndarray:  # pragma: no cover
     """The jobs still to place per workload shape: a view of the last rows."""
     K = st[0].shape[0]
-    first = 6 + 5 * K + st[2][K]
+    first = _layout(K, st[2][K])[5] + 1
     return rows[first:].reshape(-1)[: st[9].shape[0]]
 
 
 @njit(cache=True, nogil=True)
-def _scan(rows: np.ndarray, C: int, kind: int, g: int, m: int, p: int, c: int,
-          hi: int) -> int:  # pragma: no cover
-    """Earliest ``s >= c``, ``s + p <= hi``, where the cluster rows allow the job at every slot."""
+def _scan(rows: np.ndarray, C: int, info: np.ndarray, kind: int, lev: int, g: int, p: int,
+          c: int, hi: int, elig: np.ndarray) -> int:  # pragma: no cover
+    """Earliest ``s >= c``, ``s + p <= hi``, where at every slot the pool has room and some node
+    ``elig`` allows has the job's level (kind 0: ``g`` wholly free GPUs; 1: a partly used GPU
+    with room for the share, or a wholly free GPU where the pool has one; 2: the wholly free
+    nodes' GPUs, the cluster row ``C``, at least ``g``)."""
     pool = rows[0]
+    BB, LW, W = info[0], info[1], info[3]
+    row = BB + (lev if kind == 0 else LW + lev) * W
     run = 0
     t = c
     while t < hi:
-        if kind == 0:
+        if kind == 2:
             ok = pool[t] >= g and rows[C, t] >= g
-        elif kind == 1:  # a partly used GPU with room, or a free one and a GPU in the pool
-            ok = rows[C + 2, t] >= m or (pool[t] >= 1 and rows[C, t] >= 1)
         else:
-            ok = pool[t] >= g and rows[C + 4, t] >= g
+            ok = False
+            if kind == 0 and pool[t] < g:
+                pass
+            else:
+                free = kind == 1 and pool[t] >= 1
+                for w in range(W):
+                    x = rows[row + w, t]
+                    if free:
+                        x |= rows[BB + w, t]  # (whole-GPU level 0 is 1 GPU)
+                    if x & elig[w] != 0:
+                        ok = True
+                        break
         run = run + 1 if ok else 0
         if run >= p:
             return t - p + 1
@@ -240,7 +255,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     K = st[0].shape[0]
     m = st[4][j]
     kind = 2 if g > st[14][0] else (0 if m == FULL else 1)
-    c = _scan(rows, 1 + 5 * K + st[2][K], kind, g, m, p, lo, hi)
+    c = _scan(rows, _layout(K, st[2][K])[5], st[17], kind, st[20][j], g, p, lo, hi, st[21][j])
     if c < 0:  # (the common rejection, before the rest is unpacked)
         return -1, 0, 0
     return _search(rows, st, rule, j, g, p, lo, c, hi, kind, nodes, gpus, scratch)
@@ -250,7 +265,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
 def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, c: int,
             hi: int, kind: int, nodes: np.ndarray, gpus: np.ndarray,
             scratch: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover
-    """:func:`find` from ``c``, the first start the cluster rows allow."""
+    """:func:`find` from ``c``, the first start the level rows allow."""
     sizes, cap, goff, elig, milli, cpu, mem, model = st[0], st[1], st[2], st[3], st[4], st[5], \
         st[6], st[7]
     t_cpu, t_milli, t_gpus, t_allowed, cls = st[9], st[10], st[11], st[12], st[13]
@@ -396,29 +411,9 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
         c = max(c + 1, nextc)
         if c + p > hi:
             return -1, 0, 0
-        c = _scan(rows, C, kind, g, m, p, c, hi)
+        c = _scan(rows, C, info, kind, lev, g, p, c, hi, ew)
         if c < 0:
             return -1, 0, 0
-
-
-@njit(cache=True, nogil=True)
-def _cluster_max(rows: np.ndarray, first: int, K: int, top: int, u: int, before: int,
-                 after: int) -> None:  # pragma: no cover
-    """A node's row (``first .. first+K-1``) went from ``before`` to ``after`` at slot ``u``:
-    bring the cluster row ``top`` (the most on one node) and ``top + 1`` (how many) up to date."""
-    if after > before:
-        if after > rows[top, u]:
-            rows[top, u] = after
-            rows[top + 1, u] = 1
-        elif after == rows[top, u]:
-            rows[top + 1, u] += 1
-        return
-    if after == before or before != rows[top, u]:
-        return
-    if rows[top + 1, u] > 1:
-        rows[top + 1, u] -= 1
-        return
-    _recount(rows, first, K, u, top, top + 1)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -439,7 +434,7 @@ def take(rows: np.ndarray, st: tuple, j: int, g: int, s: int, p: int, nodes: np.
         for u in range(s, s + p):
             wf0, mx0 = rows[WF + k, u], rows[MX + k, u]
             if wf0 == sizes[k]:
-                rows[C + 4, u] -= sizes[k]
+                rows[C, u] -= sizes[k]
             if nn > 1:  # whole nodes: every GPU held (CPU and memory then bind nothing)
                 for i in range(ng):
                     rows[r0 + i, u] = 0
@@ -470,8 +465,6 @@ def take(rows: np.ndarray, st: tuple, j: int, g: int, s: int, p: int, nodes: np.
                         rows[MX + k, u] = mx
                 rows[CP + k, u] -= cpu[j]
                 rows[ME + k, u] -= mem[j]
-            _cluster_max(rows, WF, K, C, u, wf0, rows[WF + k, u])
-            _cluster_max(rows, MX, K, C + 2, u, mx0, rows[MX + k, u])
             _set_levels(rows, info, wl, ml, k, u, wf0, rows[WF + k, u], mx0, rows[MX + k, u])
     if nn > 1:
         for u in range(s, s + p):

@@ -225,7 +225,7 @@ def _levels(inst: Instance, cap: Capacity, shapes: int) -> tuple[np.ndarray, ...
     level = np.where(shared, np.searchsorted(ml, sh.job_milli),
                      np.searchsorted(wl, inst.gpus)).astype(np.int64)
     level[~one] = -1
-    info = np.array([6 + 5 * K + NG + -(-shapes // T), wl.size, ml.size, W], dtype=np.int64)
+    info = np.array([kernel._layout(K, NG)[5] + 1 + -(-shapes // T), wl.size, ml.size, W], dtype=np.int64)
     return (_readonly(info), _readonly(wl), _readonly(ml), _readonly(level),
             _readonly(_words(sh.eligible, W)))
 
@@ -271,7 +271,8 @@ def _empty(cap: Capacity, counts: np.ndarray, info: np.ndarray, wl: np.ndarray) 
     K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
     first, W = int(info[0]), int(info[3])
     rows = np.zeros((first + (int(info[1]) + int(info[2])) * W, T), dtype=np.int64)
-    rows[6 + 5 * K + NG :].reshape(-1)[: counts.size] = counts
+    C = kernel._layout(K, NG)[5]
+    rows[C + 1 :].reshape(-1)[: counts.size] = counts
     full = np.add.reduceat(sh.gpu_milli == 1000, sh.gpu_offset[:-1]) if NG else np.zeros(K)
     rows[0] = cap.pool
     rows[1 : K + 1] = full[:, None]
@@ -280,12 +281,7 @@ def _empty(cap: Capacity, counts: np.ndarray, info: np.ndarray, wl: np.ndarray) 
     rows[3 * K + 1 : 4 * K + 1] = sh.node_memory[:, None]
     rows[4 * K + 1 : 5 * K + 1] = np.add.reduceat(sh.gpu_milli, sh.gpu_offset[:-1])[:, None]
     rows[5 * K + 1 : 5 * K + 1 + NG] = sh.gpu_milli[:, None]
-    C = 5 * K + 1 + NG
-    rows[C] = full.max(initial=0)
-    rows[C + 1] = int((full == full.max(initial=0)).sum())
-    rows[C + 2] = 0
-    rows[C + 3] = K
-    rows[C + 4] = int(cap.sizes[full == cap.sizes].sum())
+    rows[C] = int(cap.sizes[full == cap.sizes].sum())
     # the nodes with each whole-GPU level of wholly free GPUs (none has a partly used GPU)
     rows[first : first + wl.size * W] = _words(full[None, :] >= wl[:, None], W).reshape(-1, 1)
     return rows
