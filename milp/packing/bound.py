@@ -169,13 +169,17 @@ class _Master:
         return np.rint(np.asarray(self.h.getSolution().col_value)).astype(np.int64)
 
 
+def _every_pod(gr: Groups) -> tuple[float, np.ndarray, np.ndarray]:
+    """The bound "every pod placed" and the prices that prove it (any prices prove a bound:
+    each shape priced at its value leaves no configuration a profit)."""
+    return float(np.dot(gr.count, gr.value)), gr.value.astype(np.float64), np.zeros(gr.num_types)
+
+
 def _generate(gr: Groups, m: _Master, budget_end: float, t0: float,
               lower: int) -> tuple[float, np.ndarray, np.ndarray, float, int, str]:
     """Column generation: returns the lowest proven bound, its prices and pricing values,
     the last LP value, the rounds and the status (``lower``: a value known feasible)."""
-    # any prices prove a bound: pi = value proves "every pod placed"
-    ub, prices, values = float(np.dot(gr.count, gr.value)), gr.value.astype(np.float64), \
-        np.zeros(gr.num_types)
+    ub, prices, values = _every_pod(gr)
     lp, iterations, status = 0.0, 0, "time_limit"
     while gr.num_shapes and time.perf_counter() < budget_end and ub >= lower + 1:
         lp, _, mu, pi = m.solve(budget_end - time.perf_counter())
@@ -249,6 +253,12 @@ def packing_bound(packing: Packing, *, time_limit: float = 60.0,
                 best, incumbent = value, pl
     best = max(best, 0)
     bound = min(math.floor(ub + 1e-6), packing.capacity_milli)  # nothing holds more than all GPUs
+    if bound < best:  # a bug: no bound is reported below a checked packing
+        logger.error("packing bound %d milli is below the best packing's %d: a bug; the bound "
+                     "of every pod placed is reported instead", bound, best)
+        ub, prices, values = _every_pod(gr)
+        bound = min(math.floor(ub + 1e-6), packing.capacity_milli)
+        status = "time_limit"
     if best >= bound:
         status = "optimal"
     cert = PackingCertificate(

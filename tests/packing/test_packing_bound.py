@@ -112,3 +112,28 @@ def test_a_pricing_stopped_before_its_search_leaves_the_bound_valid(monkeypatch)
     monkeypatch.undo()
     assert b.bound_milli >= opt
     assert check_packing_bound(p, b.certificate) >= opt - 1e-6
+
+
+def test_a_bound_below_the_best_packing_is_refused(monkeypatch, caplog):
+    """Column generation that (by a bug) proves less than a checked packing holds: the bound
+    reported is that of every pod placed, with its prices, and the bug is logged."""
+    import numpy as np
+
+    import milp.packing.bound as bound_module
+
+    p = random_packing(11, nodes=6, pods=40)
+    starts = [place(p, pol).placement for pol in POLICIES]
+    best = max(evaluate_placement(p, s).allocated_milli for s in starts)
+    assert best > 0
+
+    def broken(gr, m, budget_end, t0, lower):
+        return 0.0, np.zeros(gr.num_shapes), np.zeros(gr.num_types), 0.0, 1, "converged"
+
+    monkeypatch.setattr(bound_module, "_generate", broken)
+    with caplog.at_level("ERROR", logger="milp.packing.bound"):
+        b = packing_bound(p, time_limit=5, starts=starts)
+    assert "below the best packing" in caplog.text
+    every = min(sum(q.gpus * q.gpu_milli for q in p.pods), p.capacity_milli)
+    assert every >= b.bound_milli >= b.best_milli >= best
+    assert b.status != "optimal" or b.best_milli == b.bound_milli
+    assert check_packing_bound(p, b.certificate) == pytest.approx(b.bound_milli, abs=1)
