@@ -16,6 +16,7 @@ relabelled to its canonical form first), by :class:`~matheuristics.incumbents.Sh
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import numpy as np
@@ -52,6 +53,10 @@ class LNSSource:
     def __init__(self, params: LNSParams | None = None) -> None:
         self.params = LNSParams() if params is None else params
         self.rounds = 0
+
+    def sibling(self) -> LNSSource:
+        """The LNS from the next seed (for a core the solver leaves idle)."""
+        return LNSSource(dataclasses.replace(self.params, seed=self.params.seed + 1))
 
     def run(self, pool: Incumbents, stop: StoppingCriterion) -> None:
         """:func:`~matheuristics.search.lns_improve` until ``stop``, its exchange ``pool``'s."""

@@ -198,6 +198,7 @@ class SharedHooks:
         self.given_version = 0  # the last version HiGHS has
         self.given = 0
         self._threads: list[threading.Thread] = []
+        self._stop: StoppingCriterion | None = None  # the sources' rule, once started
 
     @property
     def counts(self) -> dict[str, int]:
@@ -249,11 +250,29 @@ class SharedHooks:
         """
         self.attach(form, start if place is None else (start, place) if gpu is None
                     else (start, place, gpu))
-        stop = self.criterion(time_limit - MARGIN_S)
+        stop = self._stop = self.criterion(time_limit - MARGIN_S)
         self._threads = [threading.Thread(target=self._run, args=(s, stop), daemon=True,
                                           name=f"source-{s.name}") for s in self.sources]
         for t in self._threads:
             t.start()
+
+    def solver_idle(self) -> None:
+        """The solver does not search (HiGHS not run: its presolve would outlast the limit):
+        the core it leaves goes to one more copy of the first source that can make one
+        (``sibling()``: the LNS from the next seed), on the same stop rule."""
+        if self.pool is None or self._stop is None:
+            return
+        for source in self.sources:
+            make = getattr(source, "sibling", None)
+            if make is None:
+                continue
+            extra = make()
+            self.sources = (*self.sources, extra)
+            thread = threading.Thread(target=self._run, args=(extra, self._stop), daemon=True,
+                                      name=f"source-{extra.name}-2")
+            self._threads.append(thread)
+            thread.start()
+            return
 
     def incumbent(self, start: Any, place: Any = None, gpu: Any = None) -> None:
         """HiGHS's improving solution (with ``place=`` on nodes, ``gpu=`` with GPU slots):

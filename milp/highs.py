@@ -157,7 +157,8 @@ def solve_highs(
         ``presolve_rule_off`` is given. When even that presolve would take
         most of the time left (:data:`PRESOLVE_SECONDS_PER_NONZERO`,
         :data:`PRESOLVE_SHARE`), HiGHS is not run: the hooks, if any, run
-        until the limit, and the answer has no dual bound.
+        until the limit (told so by their ``solver_idle()``, where they have
+        one, to use HiGHS's core too), and the answer has no dual bound.
     seed
         HiGHS ``random_seed``.
     stop
@@ -197,6 +198,9 @@ def solve_highs(
         if form.nnz * PRESOLVE_SECONDS_PER_NONZERO > PRESOLVE_SHARE * remaining:
             # HiGHS's MIP presolve does not look at the clock (and without presolve its setup
             # does not either): it would outlast the limit. The hooks get the time instead.
+            idle = getattr(hooks, "solver_idle", None)  # HiGHS's core to the hooks too
+            if idle is not None:
+                idle()
             end = time.perf_counter() + remaining - 0.3
             while (hooks is not None and time.perf_counter() < end
                    and not (stop is not None and stop.is_set())):

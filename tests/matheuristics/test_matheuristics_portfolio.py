@@ -231,3 +231,31 @@ def test_the_rule_and_its_arguments() -> None:
     hooks, halt = portfolio_hooks(Plan(("lns", "cpsat"), cpsat_workers=2))
     assert [s.name for s in hooks.sources] == ["lns", "cpsat"] and not halt.is_set()
     assert isinstance(hooks.sources[0], LNSSource)
+
+
+@pytest.mark.parametrize("too_large", [False, True])
+def test_the_core_highs_leaves_goes_to_a_second_lns(monkeypatch, too_large):
+    """Where HiGHS is not run (its presolve would outlast the limit), the hooks start one more
+    LNS, from the next seed, on the same stop rule; where it runs, one LNS runs beside it.
+    Either way the schedule passes the checker and the bound is not below it."""
+    from milp import highs
+
+    if too_large:
+        monkeypatch.setattr(highs, "PRESOLVE_SECONDS_PER_NONZERO", 1.0)  # every model "too large"
+    seeds: list[int] = []
+    run = LNSSource.run
+
+    def spy(self, pool, stop):
+        seeds.append(self.params.seed)
+        return run(self, pool, stop)
+
+    monkeypatch.setattr(LNSSource, "run", spy)
+    inst = instances.generate("medium", seed=5)
+    t = time.perf_counter()
+    res = solve_milp(inst, time_limit=6, threads=2)
+    assert time.perf_counter() - t < 6 + 3
+    assert sorted(seeds) == ([0, 1] if too_large else [0])
+    assert ("not run" in res.message) == too_large
+    check = instances.evaluate(inst, res.schedule)
+    assert check.value == pytest.approx(res.value)
+    assert res.upper_bound is not None and res.upper_bound >= res.value - 1e-6
