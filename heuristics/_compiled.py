@@ -109,7 +109,7 @@ def _recount(rows: np.ndarray, first: int, K: int, u: int | np.uint64, r_max: in
              r_nmax: int | np.uint64) -> None:  # pragma: no cover
     """Set rows ``r_max`` (the most free on one node) and ``r_nmax`` (how many nodes have it) of
     slot ``u`` from the node rows ``first .. first + K - 1`` (the only node with the most lost
-    some). The version 2 and 3 kernels' one recount."""
+    some)."""
     mx = 0
     cm = 0
     for q in range(K):

@@ -60,9 +60,7 @@ def _scan(rows: np.ndarray, C: int, info: np.ndarray, kind: int, lev: int, g: in
             ok = pool[t] >= g and rows[C, t] >= g
         else:
             ok = False
-            if kind == 0 and pool[t] < g:
-                pass
-            else:
+            if kind == 1 or pool[t] >= g:
                 free = kind == 1 and pool[t] >= 1
                 for w in range(W):
                     x = rows[row + w, t]
