@@ -71,8 +71,9 @@ def plan(inst: Instance, threads: int, time_limit: float) -> Plan:
     """The sources to run beside HiGHS, as measured on 2 cores (``docs/milp.md``).
 
     One thread: none (HiGHS alone). Two: the LNS, and from :data:`LP_JOBS`
-    to :data:`LP_MAX_JOBS` jobs the LP start too. Above two, HiGHS gets them
-    all (its parallel tree search).
+    to :data:`LP_MAX_JOBS` jobs the LP start too (where HiGHS is then not run, the
+    hooks give its core to a second LNS: :meth:`SharedHooks.solver_idle`). Above two,
+    HiGHS gets them all (its parallel tree search).
     """
     if threads != 2 or time_limit <= 0:
         return Plan((), reason=f"{threads} thread(s): HiGHS alone")
