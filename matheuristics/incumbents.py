@@ -260,7 +260,7 @@ class SharedHooks:
         """The solver does not search (HiGHS not run: its presolve would outlast the limit):
         the core it leaves goes to one more copy of the first source that can make one
         (``sibling()``: the LNS from the next seed), on the same stop rule."""
-        if self.pool is None or self._stop is None:
+        if self._stop is None:  # (not started)
             return
         for source in self.sources:
             make = getattr(source, "sibling", None)

@@ -175,6 +175,12 @@ def _every_pod(gr: Groups) -> tuple[float, np.ndarray, np.ndarray]:
     return float(np.dot(gr.count, gr.value)), gr.value.astype(np.float64), np.zeros(gr.num_types)
 
 
+def _in_milli(ub: float, packing: Packing) -> int:
+    """A proven bound as whole milli, never above the cluster's (nothing holds more than all
+    GPUs)."""
+    return min(math.floor(ub + 1e-6), packing.capacity_milli)
+
+
 def _generate(gr: Groups, m: _Master, budget_end: float, t0: float,
               lower: int) -> tuple[float, np.ndarray, np.ndarray, float, int, str]:
     """Column generation: returns the lowest proven bound, its prices and pricing values,
@@ -243,7 +249,7 @@ def packing_bound(packing: Packing, *, time_limit: float = 60.0,
     budget_end = t0 + (1 - ROUNDING_SHARE) * time_limit
     ub, prices, values, lp, iterations, status = _generate(gr, m, budget_end, t0, best)
     # the best offline packing: the restricted master as a MIP, the best start as its start
-    if m.columns and best < math.floor(ub + 1e-6):
+    if m.columns and best < _in_milli(ub, packing):
         start = np.array([x_start.get(c.key(), 0) for c in m.columns], dtype=np.float64)
         x = m.integer(max(1.0, deadline - time.perf_counter()), start if x_start else None)
         if x is not None:
@@ -252,12 +258,12 @@ def packing_bound(packing: Packing, *, time_limit: float = 60.0,
             if value > best:
                 best, incumbent = value, pl
     best = max(best, 0)
-    bound = min(math.floor(ub + 1e-6), packing.capacity_milli)  # nothing holds more than all GPUs
+    bound = _in_milli(ub, packing)
     if bound < best:  # a bug: no bound is reported below a checked packing
         logger.error("packing bound %d milli is below the best packing's %d: a bug; the bound "
                      "of every pod placed is reported instead", bound, best)
         ub, prices, values = _every_pod(gr)
-        bound = min(math.floor(ub + 1e-6), packing.capacity_milli)
+        bound = _in_milli(ub, packing)
         status = "time_limit"
     if best >= bound:
         status = "optimal"
