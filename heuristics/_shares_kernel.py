@@ -142,6 +142,17 @@ def _node_fail(rows: np.ndarray, K: int, k: int, c: int, p: int, whole: bool, g:
                 return u
         elif rows[1 + K + k, u] < m and (rows[1 + k, u] < 1 or rows[0, u] < 1):
             return u
+    return _host_fail(rows, K, k, c, p, cj, mj)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _host_fail(rows: np.ndarray, K: int, k: int, c: int, p: int, cj: int, mj: int) -> int:
+    # pragma: no cover
+    """The first slot of ``c .. c+p-1`` where node ``k`` lacks the job's CPU or memory, or
+    ``-1``: all :func:`_node_fail` asks of a node the level rows let in (they say the GPUs)."""
+    if cj <= 0 and mj <= 0:
+        return -1
+    for u in range(c, c + p):
         if rows[1 + 2 * K + k, u] < cj or rows[1 + 3 * K + k, u] < mj:
             return u
     return -1
@@ -327,7 +338,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
                 nodes[nn] = k  # wholly free over the run; the set is chosen below
                 nn += 1
                 continue
-            u = _node_fail(rows, K, k, c, p, m == FULL, g, m, cj, mj)
+            u = _host_fail(rows, K, k, c, p, cj, mj)  # (its GPUs: the level rows let it in)
             if u >= 0:
                 nxt[k] = u + 1
                 nextc = min(nextc, u + 1)
