@@ -136,13 +136,17 @@ def _set_levels(rows: np.ndarray, info: np.ndarray, wl: np.ndarray, ml: np.ndarr
 def _node_fail(rows: np.ndarray, K: int, k: int, c: int, p: int, whole: bool, g: int, m: int,
                cj: int, mj: int) -> int:  # pragma: no cover
     """The first slot of ``c .. c+p-1`` where node ``k``'s rows refuse the job, or ``-1``."""
+    gpus = -1
     for u in range(c, c + p):
         if whole:
             if rows[1 + k, u] < g:
-                return u
+                gpus = u
+                break
         elif rows[1 + K + k, u] < m and (rows[1 + k, u] < 1 or rows[0, u] < 1):
-            return u
-    return _host_fail(rows, K, k, c, p, cj, mj)
+            gpus = u
+            break
+    host = _host_fail(rows, K, k, c, p if gpus < 0 else gpus - c, cj, mj)  # (before ``gpus``)
+    return host if host >= 0 else gpus
 
 
 @njit(cache=True, nogil=True, inline="always")
