@@ -18,12 +18,22 @@ only the first process after an install pays the compilation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numba import njit
 
-__all__ = ["check_order", "serial_starts_compiled"]
+__all__ = ["WIDE", "check_order", "serial_starts_compiled", "uncounted"]
+
+uncounted: Callable[[Any], Any] = njit(cache=True, nogil=True, _nrt=False)  # type: ignore[call-overload]
+"""``njit`` without numba's reference counts (its private ``_nrt=False`` flag): for code that
+allocates nothing, called once per job with many arrays (each counted on entry and exit
+otherwise, two atomic operations apiece); heuristics/_shares_kernel.py says where it pays."""
+
+WIDE = 62
+"""From this many GPUs on, :func:`_lexicographic_subset` keeps its suffix sums in a table
+(``reach``) rather than in one ``int64`` bit set per position."""
 
 
 _DE_BRUIJN = 0x03F79D71B4CA8B09
@@ -48,11 +58,11 @@ def _lexicographic_subset(
     Writes the chosen node positions into ``out`` and returns their count
     (0 when no subset sums to ``g``). Suffix subset sums say whether a target
     is still reachable from a position on: one ``int64`` bit set per position
-    (``suffix``, ``m + 1`` long) when ``g < 62``, else rows of ``reach``
+    (``suffix``, ``m + 1`` long) when ``g <`` :data:`WIDE`, else rows of ``reach``
     (``(m + 1, g + 1)`` or larger); both are scratch space the caller owns, so
     no call allocates.
     """
-    wide = g >= 62
+    wide = g >= WIDE
     if wide:
         for v in range(g + 1):
             reach[m, v] = v == 0
@@ -253,7 +263,7 @@ def _node_kernel(one_word: bool) -> Any:
             g = jobs[0, order[i]]
             if g > largest and g > top:
                 top = g
-        reach = np.empty((K + 1, top + 1 if top >= 62 else 1), dtype=np.bool_)
+        reach = np.empty((K + 1, top + 1 if top >= WIDE else 1), dtype=np.bool_)
         record = place.shape[0] > 0
         for i in range(order.shape[0]):
             j, g, p, lo, hi = _job(order[i], jobs, T)

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ._compiled import check_order
-from ._shares_kernel import counts_of, find, take
+from ._compiled import check_order, uncounted
+from ._shares_kernel import counts_of, find, new_scratch, take
 
 __all__ = ["decode", "record", "serial_decoder", "start_now", "workspace"]
 
@@ -33,12 +33,9 @@ def workspace(rows: np.ndarray, st: tuple, place: np.ndarray) -> tuple:  # pragm
     """What every decoder on the state ``rows``, ``st`` works with: the scratch, nodes and GPUs
     arrays of a search, each job's shape, the jobs still to place per shape, each job's kind,
     and whether ``place`` is to be filled (it has rows)."""
-    sizes = st[0]
-    K = sizes.shape[0]
-    width = K + 1
-    for k in range(K):
-        width = max(width, sizes[k] + 1)
-    return (np.zeros((5, width), dtype=np.int64), np.empty(width, dtype=np.int64),
+    scratch = new_scratch(st)
+    width = scratch.shape[1]
+    return (scratch, np.empty(width, dtype=np.int64),
             np.empty(width, dtype=np.int64), st[8], counts_of(rows, st), st[15],
             place.shape[0] > 0)
 
@@ -76,18 +73,18 @@ def serial_decoder(choose: Any, after: Any, hinted: bool) -> Any:
             if hinted:
                 # a start no job of this kind had from a slot on is had by none later:
                 # search from past it (v2's hinted fit, on kinds)
-                q = memo[kinds[j]]
-                if q[0] >= 0 and lo >= q[0] and q[2] == p and q[3] == g:
-                    if q[4] >= 0:
-                        a = max(lo, q[4])
-                    elif hi <= q[1]:
+                q = kinds[j]  # (indexed in place: a view costs two atomic reference counts)
+                if memo[q, 0] >= 0 and lo >= memo[q, 0] and memo[q, 2] == p and memo[q, 3] == g:
+                    if memo[q, 4] >= 0:
+                        a = max(lo, memo[q, 4])
+                    elif hi <= memo[q, 1]:
                         continue
                     else:
-                        a = max(lo, q[1] - p + 1)
+                        a = max(lo, memo[q, 1] - p + 1)
             s, nn, ngp = choose(rows, st, rule, j, g, p, a, hi, nodes, gpus, scratch, extra)
             if hinted:
-                q = memo[kinds[j]]
-                q[0], q[1], q[2], q[3], q[4] = lo, hi, p, g, s
+                q = kinds[j]
+                memo[q, 0], memo[q, 1], memo[q, 2], memo[q, 3], memo[q, 4] = lo, hi, p, g, s
             if s < 0:
                 continue
             take(rows, st, j, g, s, p, nodes, nn, gpus, ngp)
@@ -101,14 +98,14 @@ def serial_decoder(choose: Any, after: Any, hinted: bool) -> Any:
     return run
 
 
-@njit(cache=True, nogil=True, inline="always")
+@uncounted
 def _find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
           nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray,
           extra: tuple) -> tuple[int, int, int]:  # pragma: no cover
     return find(rows, st, rule, j, g, p, lo, hi, nodes, gpus, scratch)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@uncounted
 def _nothing(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, s: int, p: int,
              nodes: np.ndarray, nn: int, extra: tuple) -> None:  # pragma: no cover
     pass
@@ -153,7 +150,7 @@ def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
         g, p = jobs[0, j], jobs[1, j]
         if t + p > min(jobs[3, j], T) or refused[kinds[j]] == p:
             continue  # (the state only shrinks: a kind refused at t stays refused)
-        s, nn, ngp = find(rows, st, rule, j, g, p, t, t + p, nodes, gpus, scratch)
+        s, nn, ngp = _find(rows, st, rule, j, g, p, t, t + p, nodes, gpus, scratch, ())
         if s < 0:
             refused[kinds[j]] = p
             continue

@@ -12,6 +12,14 @@ The node and level rows summarise the GPU rows: a start is tried only where
 the level rows name an eligible node at every slot, a node only where its own
 rows allow it for the whole run, and then its GPUs are read. ``tests/oracles/reference_v3.py`` is
 the plain version these are held to.
+
+The search and the occupy (and the decoders' calls of them) are compiled
+without numba's reference counts (:func:`~heuristics._compiled.uncounted`):
+a function inlined into the decoder, or called with the state's tuple of
+arrays, otherwise counts a reference to each array on entry and exit, two
+atomic operations per array per job (nearly half of a first-fit pass,
+docs/resources-heuristics.md). They allocate nothing; the scratch
+(:func:`new_scratch`) and the arrays they read outlive the call.
 """
 
 from __future__ import annotations
@@ -21,9 +29,9 @@ from numba import njit
 
 from instances.packing import node_frag
 
-from ._compiled import _ctz, _lexicographic_subset
+from ._compiled import WIDE, _ctz, _lexicographic_subset, uncounted
 
-__all__ = ["counts_of", "find", "take"]
+__all__ = ["counts_of", "find", "new_scratch", "take"]
 
 FULL = 1000
 
@@ -45,28 +53,28 @@ def counts_of(rows: np.ndarray, st: tuple) -> np.ndarray:  # pragma: no cover
 
 @njit(cache=True, nogil=True)
 def _scan(rows: np.ndarray, C: int, info: np.ndarray, kind: int, lev: int, g: int, p: int,
-          c: int, hi: int, elig: np.ndarray) -> int:  # pragma: no cover
+          c: int, hi: int, elig: np.ndarray, j: int) -> int:  # pragma: no cover
     """Earliest ``s >= c``, ``s + p <= hi``, where at every slot the pool has room and some node
-    ``elig`` allows has the job's level (kind 0: ``g`` wholly free GPUs; 1: a partly used GPU
-    with room for the share, or a wholly free GPU where the pool has one; 2: the wholly free
-    nodes' GPUs, the cluster row ``C``, at least ``g``)."""
-    pool = rows[0]
+    job ``j`` may use (``elig[j]``, as words) has the job's level (kind 0: ``g`` wholly free
+    GPUs; 1: a partly used GPU with room for the share, or a wholly free GPU where the pool has
+    one; 2: the wholly free nodes' GPUs, the cluster row ``C``, at least ``g``). Arrays are
+    indexed in place, never sliced: a view costs two atomic reference counts."""
     BB, LW, W = info[0], info[1], info[3]
     row = BB + (lev if kind == 0 else LW + lev) * W
     run = 0
     t = c
     while t < hi:
         if kind == 2:
-            ok = pool[t] >= g and rows[C, t] >= g
+            ok = rows[0, t] >= g and rows[C, t] >= g
         else:
             ok = False
-            if kind == 1 or pool[t] >= g:
-                free = kind == 1 and pool[t] >= 1
+            if kind == 1 or rows[0, t] >= g:
+                free = kind == 1 and rows[0, t] >= 1
                 for w in range(W):
                     x = rows[row + w, t]
                     if free:
                         x |= rows[BB + w, t]  # (whole-GPU level 0 is 1 GPU)
-                    if x & elig[w] != 0:
+                    if x & elig[j, w] != 0:
                         ok = True
                         break
         run = run + 1 if ok else 0
@@ -78,22 +86,21 @@ def _scan(rows: np.ndarray, C: int, info: np.ndarray, kind: int, lev: int, g: in
 
 @njit(cache=True, nogil=True, inline="always")
 def _candidates(rows: np.ndarray, info: np.ndarray, kind: int, lev: int, c: int, p: int,
-                elig: np.ndarray, acc: np.ndarray, visit: np.ndarray) -> tuple[int, int]:
+                elig: np.ndarray, j: int, acc: np.ndarray, visit: np.ndarray) -> tuple[int, int]:
     # pragma: no cover
     """The nodes (ascending, into ``visit``) the level rows let a one-node job in over
     ``c .. c+p-1`` (level ``lev``; a share also on a wholly free GPU where the pool has one),
     their number, and the next start to try. ANDed from the window's end back: when no node
     is left at slot ``u``, no start up to ``u`` fits, so ``(0, u + 1)``."""
-    pool = rows[0]
     BB, LW, W = info[0], info[1], info[3]
     row = BB + (lev if kind == 0 else LW + lev) * W
     for w in range(W):
-        acc[w] = elig[w]
+        acc[w] = elig[j, w]
     for u in range(c + p - 1, c - 1, -1):
         left = np.int64(0)
         for w in range(W):
             x = rows[row + w, u]
-            if kind == 1 and pool[u] >= 1:
+            if kind == 1 and rows[0, u] >= 1:
                 x |= rows[BB + w, u]  # (whole-GPU level 0 is 1 GPU)
             acc[w] &= x
             left |= acc[w]
@@ -170,7 +177,6 @@ def _read_gpus(rows: np.ndarray, r0: int, ng: int, c: int, p: int, m: int, every
     where it would become busy): ``ok[i]`` is ``-1`` if so, else the first slot where it may
     not. Returns how many may; ``every``: read the whole run of each; the GPUs after the
     ``enough``-th that may are left unread (``ok`` past the run)."""
-    pool = rows[0]
     count = 0
     for i in range(ng):
         if count >= enough:
@@ -183,7 +189,7 @@ def _read_gpus(rows: np.ndarray, r0: int, ng: int, c: int, p: int, m: int, every
             f = rows[r, u]
             if f < least:
                 least = f
-            if ok[i] < 0 and (f < m or (m < FULL and f == FULL and pool[u] < 1)):
+            if ok[i] < 0 and (f < m or (m < FULL and f == FULL and rows[0, u] < 1)):
                 ok[i] = u
                 if not every:
                     break
@@ -246,6 +252,28 @@ def repeat_of_class(rows: np.ndarray, cap: np.ndarray, cls: np.ndarray, seen: np
     return False
 
 
+@njit(cache=True, nogil=True)
+def new_scratch(st: tuple) -> np.ndarray:  # pragma: no cover
+    """The scratch of :func:`find`: int64 ``(6 + r, max(K, largest node) + 1)``, rows 0-4 zeros
+    and from row 5 on the table of :func:`_whole_nodes` (as bytes), sized for the largest job on
+    whole nodes (``st[14][1]`` GPUs) when it asks :data:`~heuristics._compiled.WIDE` or more."""
+    K, wide = st[0].shape[0], st[14][1]
+    width = max(K, st[14][0]) + 1
+    table = (K + 1) * (wide + 1) if wide >= WIDE else 1
+    return np.zeros((5 + -(-table // (8 * width)), width), dtype=np.int64)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _whole_nodes(sizes: np.ndarray, nodes: np.ndarray, nn: int, g: int, chosen: np.ndarray,
+                 tmp: np.ndarray, scratch: np.ndarray) -> int:  # pragma: no cover
+    """:func:`_lexicographic_subset` of ``nodes[:nn]`` summing to ``g``, its table (when ``g``
+    is :data:`~heuristics._compiled.WIDE` or more) in rows 5 on of ``scratch``
+    (:func:`new_scratch`): the search allocates nothing, so it runs without reference counts."""
+    n, w = (nn + 1, g + 1) if g >= WIDE else (1, 1)
+    reach = scratch[5:].reshape(-1).view(np.bool_)[: n * w].reshape(n, w)
+    return _lexicographic_subset(sizes, nodes, nn, g, chosen, tmp, reach)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
          nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray) -> tuple[int, int, int]:
@@ -256,7 +284,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     ``gpus`` receive them (the GPU indices local to the one node; none for
     whole nodes). ``(-1, 0, 0)`` when no start fits. ``rule``: 0 first-fit,
     1 best-fit, 2 frag (on the workload of the jobs still to place).
-    ``scratch``: int64 ``(5, max(K, largest node) + 1)``.
+    ``scratch``: :func:`new_scratch`.
 
     Best-fit and frag score every node with room, but of the nodes nothing
     runs on over the run (all the GPUs they offer wholly free) only the first
@@ -268,13 +296,13 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     K = st[0].shape[0]
     m = st[4][j]
     kind = 2 if g > st[14][0] else (0 if m == FULL else 1)
-    c = _scan(rows, _layout(K, st[2][K])[5], st[17], kind, st[20][j], g, p, lo, hi, st[21][j])
+    c = _scan(rows, _layout(K, st[2][K])[5], st[17], kind, st[20][j], g, p, lo, hi, st[21], j)
     if c < 0:  # (the common rejection, before the rest is unpacked)
         return -1, 0, 0
     return _search(rows, st, rule, j, g, p, lo, c, hi, kind, nodes, gpus, scratch)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@uncounted
 def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, c: int,
             hi: int, kind: int, nodes: np.ndarray, gpus: np.ndarray,
             scratch: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover
@@ -282,7 +310,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
     sizes, cap, goff, elig, milli, cpu, mem, model = st[0], st[1], st[2], st[3], st[4], st[5], \
         st[6], st[7]
     t_cpu, t_milli, t_gpus, t_allowed, cls = st[9], st[10], st[11], st[12], st[13]
-    info, lev, ew = st[17], st[20][j], st[21][j]
+    info, lev, ew = st[17], st[20][j], st[21]
     K = sizes.shape[0]
     NG = goff[K]
     _, _, CP, _, GB, C = _layout(K, NG)
@@ -293,7 +321,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
     tmp = scratch[2]
     ok = scratch[3]
     seen = scratch[4]
-    counts = counts_of(rows, st)
+    counts = counts_of(rows, st) if rule == 2 else nodes  # (a view: made only where read)
     for k in range(K):
         nxt[k] = lo
     every = rule == 2  # (frag measures every GPU; best-fit reads only those that fit)
@@ -303,7 +331,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
             nv = K
         else:  # the nodes the level rows let in (into nodes; gpus as the AND's words): of the
             # others nothing is known, so c + 1 next
-            nv, nextc = _candidates(rows, info, kind, lev, c, p, ew, gpus, nodes)
+            nv, nextc = _candidates(rows, info, kind, lev, c, p, ew, j, gpus, nodes)
         best = -1
         best_gpu = -1
         best_room = 0
@@ -397,8 +425,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
                 best, best_gpu, best_room, best_delta = k, gpu, room, delta
         if many and nn > 0:
             chosen = scratch[1]
-            got = _lexicographic_subset(sizes, nodes, nn, g, chosen, tmp,
-                                        np.empty((nn + 1, g + 1 if g >= 62 else 1), np.bool_))
+            got = _whole_nodes(sizes, nodes, nn, g, chosen, tmp, scratch)
             if got > 0:
                 for e in range(got):
                     nodes[e] = chosen[e]
@@ -424,12 +451,12 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
         c = max(c + 1, nextc)
         if c + p > hi:
             return -1, 0, 0
-        c = _scan(rows, C, info, kind, lev, g, p, c, hi, ew)
+        c = _scan(rows, C, info, kind, lev, g, p, c, hi, ew, j)
         if c < 0:
             return -1, 0, 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@uncounted
 def take(rows: np.ndarray, st: tuple, j: int, g: int, s: int, p: int, nodes: np.ndarray, nn: int,
          gpus: np.ndarray, ngp: int) -> None:  # pragma: no cover
     """Occupy slots ``s .. s+p-1`` with job ``j`` on ``nodes[:nn]`` (GPUs ``gpus[:ngp]`` on one node)."""
@@ -438,7 +465,6 @@ def take(rows: np.ndarray, st: tuple, j: int, g: int, s: int, p: int, nodes: np.
     K = sizes.shape[0]
     NG = goff[K]
     WF, MX, CP, ME, GB, C = _layout(K, NG)
-    pool = rows[0]
     m = milli[j]
     for e in range(nn):
         k = nodes[e]
@@ -464,7 +490,7 @@ def take(rows: np.ndarray, st: tuple, j: int, g: int, s: int, p: int, nodes: np.
                         newly += 1
                 rows[WF + k, u] = wf0 - newly
                 rows[GB - K + k, u] -= m * ngp
-                pool[u] -= newly
+                rows[0, u] -= newly
                 if m < FULL:  # (a whole-GPU job leaves the partly used GPUs as they were)
                     r = r0 + gpus[0]
                     if rows[r, u] > mx0:
@@ -481,4 +507,4 @@ def take(rows: np.ndarray, st: tuple, j: int, g: int, s: int, p: int, nodes: np.
             _set_levels(rows, info, wl, ml, k, u, wf0, rows[WF + k, u], mx0, rows[MX + k, u])
     if nn > 1:
         for u in range(s, s + p):
-            pool[u] -= g
+            rows[0, u] -= g

@@ -35,6 +35,7 @@ from numba import njit
 
 from instances.packing import node_frag
 
+from ._compiled import uncounted
 from ._shares_decode import serial_decoder
 from ._shares_kernel import _layout, _node_fail, _read_gpus, lowest_free, repeat_of_class
 from ._shares_kernel import find as kernel_find
@@ -140,13 +141,13 @@ def _score(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, k: int, c: in
                          t_milli, t_gpus, t_allowed, freq)
 
 
-@njit(cache=True, nogil=True)
+@uncounted
 def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
          nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray, u_node: np.ndarray,
          u_gpu: np.ndarray, freq: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover
     """:func:`heuristics._shares_kernel.find` under a policy rule (module notes).
 
-    ``scratch``: int64 ``(5, max(K, largest node) + 1)``.
+    ``scratch``: :func:`heuristics._shares_kernel.new_scratch`.
     """
     s, nn, ngp = kernel_find(rows, st, 0, j, g, p, lo, hi, nodes, gpus, scratch)
     if s < 0 or g > st[14][0]:
@@ -205,7 +206,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     return s, 1, 1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@uncounted
 def _find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
           nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray,
           extra: tuple) -> tuple[int, int, int]:  # pragma: no cover
@@ -213,7 +214,7 @@ def _find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: in
                 extra[2])
 
 
-@njit(cache=True, nogil=True, inline="always")
+@uncounted
 def _note(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, s: int, p: int,
           nodes: np.ndarray, nn: int, extra: tuple) -> None:  # pragma: no cover
     note(rows, st, rule, j, g, s, p, nodes, nn)

@@ -196,7 +196,7 @@ def new_shares_profile(inst: Instance, reservation: str = "curve",
     st = (cap.sizes, cap.node_cap, sh.gpu_offset, sh.eligible, sh.job_milli, sh.job_cpu,
           sh.job_memory, node_model, shape, t_cpu, t_milli, t_gpus, allowed,
           _memo(inst, reservation + " v3 classes", lambda: _classes(cap, node_model)),
-          np.array([cap.sizes.max()], dtype=np.int64), *_memo(inst, "v3 kinds", lambda: _kinds(inst, cap)),
+          _readonly(np.array([cap.sizes.max(), _widest(inst)], dtype=np.int64)), *_memo(inst, "v3 kinds", lambda: _kinds(inst, cap)),
           *_memo(inst, reservation + " v3 levels", lambda: _levels(inst, cap, counts.size)))
     T = cap.horizon
     info = st[17]
@@ -207,6 +207,11 @@ def new_shares_profile(inst: Instance, reservation: str = "curve",
         rows = _empty(cap, counts, info, st[18])
     rows = shares_rules.with_aux(rows, rule, seed, cap.sizes)
     return SharesProfile(rows, st, rule, place_width(inst)[0], (inst.gpus, inst.durations))
+
+
+def _widest(inst: Instance) -> int:
+    """The most GPUs a job on whole nodes asks (0 when none does)."""
+    return int(inst.gpus[inst.multi_node].max(initial=0))
 
 
 def _levels(inst: Instance, cap: Capacity, shapes: int) -> tuple[np.ndarray, ...]:
@@ -360,9 +365,9 @@ def _find(prof: SharesProfile, j: int, g: int, p: int, lo: int, hi: int,
 
 
 def _scratch(prof: SharesProfile) -> tuple[np.ndarray, ...]:
-    width = max(prof.num_nodes, prof.largest) + 1
-    return (np.empty(width, dtype=np.int64), np.empty(width, dtype=np.int64),
-            np.zeros((5, width), dtype=np.int64))
+    scratch = kernel.new_scratch(prof.st)
+    width = scratch.shape[1]
+    return np.empty(width, dtype=np.int64), np.empty(width, dtype=np.int64), scratch
 
 
 def easy_starts(inst: Instance, reservation: str = "peak",
