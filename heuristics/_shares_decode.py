@@ -50,18 +50,15 @@ def serial_decoder(choose: Any, after: Any, hinted: bool) -> Any:
     when the start found depends on the state only (it only shrinks while decoding).
     """
 
-    @njit(cache=True, nogil=True)
-    def run(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.ndarray,
-            start: np.ndarray, place: np.ndarray, span: int, fifo: bool,
-            extra: tuple) -> np.ndarray:  # pragma: no cover
+    @uncounted
+    def loop(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.ndarray,
+             start: np.ndarray, place: np.ndarray, span: int, fifo: bool, extra: tuple,
+             work: tuple, memo: np.ndarray) -> None:  # pragma: no cover
+        """The jobs one by one, the fit and the occupy inlined (no reference counts here)."""
         n = jobs.shape[1]
-        check_order(order, n)
         T = rows.shape[1]
-        scratch, nodes, gpus, shape, counts, kinds, keep = workspace(rows, st, place)
+        scratch, nodes, gpus, shape, counts, kinds, keep = work
         last = 0
-        # jobs of one kind ask the same of every node (GPUs, share, CPU, memory, models); per
-        # kind, the last search: from, end by, duration, GPUs, and the earliest start (-1: none)
-        memo = np.full((st[16][0] if hinted else 0, 5), -1, dtype=np.int64)
         for i in range(order.shape[0]):
             j = order[i] + n if order[i] < 0 else order[i]
             g, p, lo, hi = jobs[0, j], jobs[1, j], jobs[2, j], min(jobs[3, j], T)
@@ -73,7 +70,7 @@ def serial_decoder(choose: Any, after: Any, hinted: bool) -> Any:
             if hinted:
                 # a start no job of this kind had from a slot on is had by none later:
                 # search from past it (v2's hinted fit, on kinds)
-                q = kinds[j]  # (indexed in place: a view costs two atomic reference counts)
+                q = kinds[j]
                 if memo[q, 0] >= 0 and lo >= memo[q, 0] and memo[q, 2] == p and memo[q, 3] == g:
                     if memo[q, 4] >= 0:
                         a = max(lo, memo[q, 4])
@@ -93,19 +90,30 @@ def serial_decoder(choose: Any, after: Any, hinted: bool) -> Any:
             last = s
             if keep:
                 record(place, j, span, nodes, nn, gpus, ngp)
+
+    @njit(cache=True, nogil=True)
+    def run(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.ndarray,
+            start: np.ndarray, place: np.ndarray, span: int, fifo: bool,
+            extra: tuple) -> np.ndarray:  # pragma: no cover
+        check_order(order, jobs.shape[1])
+        # jobs of one kind ask the same of every node (GPUs, share, CPU, memory, models); per
+        # kind, the last search: from, end by, duration, GPUs, and the earliest start (-1: none)
+        memo = np.full((st[16][0] if hinted else 0, 5), -1, dtype=np.int64)
+        loop(rows, st, rule, order, jobs, start, place, span, fifo, extra,
+             workspace(rows, st, place), memo)
         return start
 
     return run
 
 
-@uncounted
+@njit(cache=True, nogil=True, inline="always")
 def _find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
           nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray,
           extra: tuple) -> tuple[int, int, int]:  # pragma: no cover
     return find(rows, st, rule, j, g, p, lo, hi, nodes, gpus, scratch)
 
 
-@uncounted
+@njit(cache=True, nogil=True, inline="always")
 def _nothing(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, s: int, p: int,
              nodes: np.ndarray, nn: int, extra: tuple) -> None:  # pragma: no cover
     pass
@@ -141,16 +149,28 @@ def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
     ``rows`` (the state left by those started before it); each also occupies ``also`` when it
     has rows (EASY: ``rows`` holds the head's reservation). A job started is counted off the
     jobs still to place. Returns how many started."""
+    return _start_now(rows, also, st, rule, t, cand, jobs, start, place, span,
+                      workspace(rows, st, place), counts_of(also, st) if also.shape[0] > 0
+                      else np.empty(0, dtype=np.int64),
+                      np.full(st[16][0], -1, dtype=np.int64))
+
+
+@uncounted
+def _start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
+               cand: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
+               span: int, work: tuple, also_counts: np.ndarray,
+               refused: np.ndarray) -> int:  # pragma: no cover
+    """:func:`start_now`'s loop (no reference counts); ``refused``: per kind, a duration
+    refused at ``t``."""
     T = rows.shape[1]
-    scratch, nodes, gpus, shape, counts, kinds, keep = workspace(rows, st, place)
+    scratch, nodes, gpus, shape, counts, kinds, keep = work
     started = 0
-    refused = np.full(st[16][0], -1, dtype=np.int64)  # per kind, a duration refused at t
     for i in range(cand.shape[0]):
         j = cand[i]
         g, p = jobs[0, j], jobs[1, j]
         if t + p > min(jobs[3, j], T) or refused[kinds[j]] == p:
             continue  # (the state only shrinks: a kind refused at t stays refused)
-        s, nn, ngp = _find(rows, st, rule, j, g, p, t, t + p, nodes, gpus, scratch, ())
+        s, nn, ngp = find(rows, st, rule, j, g, p, t, t + p, nodes, gpus, scratch)
         if s < 0:
             refused[kinds[j]] = p
             continue
@@ -160,7 +180,7 @@ def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
         if shape[j] >= 0:
             counts[shape[j]] -= 1
             if also.shape[0] > 0:
-                counts_of(also, st)[shape[j]] -= 1
+                also_counts[shape[j]] -= 1
         start[j] = t
         started += 1
         if keep:

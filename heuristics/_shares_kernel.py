@@ -456,7 +456,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
             return -1, 0, 0
 
 
-@uncounted
+@njit(cache=True, nogil=True, inline="always")
 def take(rows: np.ndarray, st: tuple, j: int, g: int, s: int, p: int, nodes: np.ndarray, nn: int,
          gpus: np.ndarray, ngp: int) -> None:  # pragma: no cover
     """Occupy slots ``s .. s+p-1`` with job ``j`` on ``nodes[:nn]`` (GPUs ``gpus[:ngp]`` on one node)."""

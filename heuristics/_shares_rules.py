@@ -206,7 +206,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     return s, 1, 1
 
 
-@uncounted
+@njit(cache=True, nogil=True, inline="always")
 def _find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
           nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray,
           extra: tuple) -> tuple[int, int, int]:  # pragma: no cover
@@ -214,7 +214,7 @@ def _find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: in
                 extra[2])
 
 
-@uncounted
+@njit(cache=True, nogil=True, inline="always")
 def _note(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, s: int, p: int,
           nodes: np.ndarray, nn: int, extra: tuple) -> None:  # pragma: no cover
     note(rows, st, rule, j, g, s, p, nodes, nn)
