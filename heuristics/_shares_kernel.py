@@ -302,7 +302,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     return _search(rows, st, rule, j, g, p, lo, c, hi, kind, nodes, gpus, scratch)
 
 
-@uncounted
+@njit(cache=True, nogil=True, inline="always")
 def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, c: int,
             hi: int, kind: int, nodes: np.ndarray, gpus: np.ndarray,
             scratch: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover
