@@ -13,13 +13,14 @@ the level rows name an eligible node at every slot, a node only where its own
 rows allow it for the whole run, and then its GPUs are read. ``tests/oracles/reference_v3.py`` is
 the plain version these are held to.
 
-The search and the occupy (and the decoders' calls of them) are compiled
-without numba's reference counts (:func:`~heuristics._compiled.uncounted`):
-a function inlined into the decoder, or called with the state's tuple of
-arrays, otherwise counts a reference to each array on entry and exit, two
-atomic operations per array per job (nearly half of a first-fit pass,
-docs/resources-heuristics.md). They allocate nothing; the scratch
-(:func:`new_scratch`) and the arrays they read outlive the call.
+The search and the occupy are inlined into the decoders' per-job loops
+(:mod:`heuristics._shares_decode`), which are compiled without numba's
+reference counts (:func:`~heuristics._compiled.uncounted`): a function
+inlined into a counted loop, or called with the state's tuple of arrays,
+counts a reference to each array on entry and exit, two atomic operations per
+array per job (nearly half of a first-fit pass, docs/resources-heuristics.md).
+So nothing here allocates; the scratch (:func:`new_scratch`) and the arrays
+read outlive the loop.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from numba import njit
 
 from instances.packing import node_frag
 
-from ._compiled import WIDE, _ctz, _lexicographic_subset, uncounted
+from ._compiled import WIDE, _ctz, _lexicographic_subset
 
 __all__ = ["counts_of", "find", "new_scratch", "take"]
 

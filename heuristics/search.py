@@ -125,8 +125,9 @@ def sampling(
 class OrderSearch:
     """Incremental serial decoding of a job order, for moves that change a stretch of it.
 
-    Keeps the profile before every ``stride``-th list position (the chunks
-    the compiled decoder places in one call), so re-decoding after a move
+    Keeps the profile before every ``stride``-th list position but the first (the chunks
+    the compiled decoder places in one call; before the first, the empty profile
+    ``prof0``), so re-decoding after a move
     that changes positions ``i .. k`` starts from the snapshot at or before
     ``i``; and it stops at the first snapshot past ``k`` whose profile equals
     the current order's: from there on both orders place the same jobs on the
@@ -149,9 +150,10 @@ class OrderSearch:
         self.prof0 = new_profile(inst, reservation, placement)
         per = 2 * self.prof0.rows.nbytes  # the current snapshots and those of a tried order
         self.stride = max(self.STRIDE, -(-(self.n + 1) * per // self.MEMORY))
-        chunks = max(1, -(-self.n // self.stride))
+        self.chunks = max(1, -(-self.n // self.stride))
         self.order = np.array(order, dtype=np.int64)
-        self.snaps = np.empty((chunks, *self.prof0.rows.shape), dtype=np.int64)
+        # snaps[c - 1]: the profile before chunk c (none when one chunk holds every job)
+        self.snaps = np.empty((self.chunks - 1, *self.prof0.rows.shape), dtype=np.int64)
         self.start = np.full(self.n, -1, dtype=np.int64)
         self.place = new_place(inst) if inst.has_nodes else None
         self._decode(self.order, 0, None, self.snaps, self.start, self.place)
@@ -171,18 +173,19 @@ class OrderSearch:
         chunk ``c`` starting past ``k`` whose profile equals the current
         order's, and return ``c`` (the number of chunks when decoded to the end).
         """
-        prof = self.prof0.like((self.prof0.rows if b == 0 else self.snaps[b]).copy())
-        for c in range(b, snaps.shape[0]):
+        prof = self.prof0.like((self.prof0.rows if b == 0 else self.snaps[b - 1]).copy())
+        for c in range(b, self.chunks):
             a = c * self.stride
-            if k is not None and a > k and np.array_equal(prof.rows, self.snaps[c]):
-                return c
-            snaps[c] = prof.rows
+            if c > 0:
+                if k is not None and a > k and np.array_equal(prof.rows, self.snaps[c - 1]):
+                    return c
+                snaps[c - 1] = prof.rows
             chunk = order[a : a + self.stride]
             start[chunk] = -1
             if place is not None:
                 place[chunk] = -1
             serial_starts(prof, chunk, self.jobs, start, place)
-        return snaps.shape[0]
+        return self.chunks
 
     def try_order(self, order: np.ndarray, i: int, k: int) -> float:
         """Decode ``order``, equal to the current one outside positions ``i .. k``.
@@ -201,7 +204,8 @@ class OrderSearch:
     def commit(self) -> None:
         """Make the last tried order the current one."""
         self.order, b, c, self.value = self._tried
-        self.snaps[b:c] = self._snaps[b:c]
+        # the states before chunks b + 1 .. c - 1 (before chunk b the tried order left it as it was)
+        self.snaps[b : c - 1] = self._snaps[b : c - 1]
         self.start, self._start = self._start, self.start
         self.place, self._place = self._place, self.place
 
