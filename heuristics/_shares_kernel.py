@@ -35,6 +35,7 @@ from ._compiled import WIDE, _ctz, _lexicographic_subset
 __all__ = ["counts_of", "find", "new_scratch", "take"]
 
 FULL = 1000
+UNREAD = 2**62  # (a room best-fit has not read, or has ruled out)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -341,6 +342,10 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
         if rule > 0:
             for k in range(K):
                 seen[cls[k]] = 0
+        lazy = rule == 1 and not many  # best-fit: rooms first, GPUs read best room first
+        if lazy:
+            for q in range(nv):
+                tmp[q] = UNREAD
         for q in range(nv):
             k = q if many else nodes[q]
             if many and not elig[j, k]:
@@ -376,9 +381,12 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
                 nxt[k] = u + 1
                 nextc = min(nextc, u + 1)
                 continue
+            if lazy:
+                tmp[q] = _node_room(rows, GB - K + k, c, p) - g * m
+                continue
             ng = goff[k + 1] - goff[k]
             r0 = GB + goff[k]
-            enough = ng if every or (rule == 1 and m < FULL) else g
+            enough = ng if every else g
             have = _read_gpus(rows, r0, ng, c, p, m, every, gmin, ok, enough)
             if have < g:
                 nxt[k] = max(c + 1, _retry(ok, ng, g, have))
@@ -421,9 +429,31 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
                         tmp[i] = gmin[i]
                         if gpu < 0 or d < delta or (d == delta and gmin[i] < gmin[gpu]):
                             gpu, delta = i, d
-            if best < 0 or (rule == 1 and room < best_room) or (rule == 2 and (
+            if best < 0 or (rule == 2 and (
                     delta < best_delta or (delta == best_delta and room < best_room))):
                 best, best_gpu, best_room, best_delta = k, gpu, room, delta
+        while lazy:  # the least room first (ties: the earlier node) whose GPUs take the job
+            qb = -1
+            for q in range(nv):
+                if tmp[q] < UNREAD and (qb < 0 or tmp[q] < tmp[qb]):
+                    qb = q
+            if qb < 0:
+                break
+            k = nodes[qb]
+            ng = goff[k + 1] - goff[k]
+            have = _read_gpus(rows, GB + goff[k], ng, c, p, m, False, gmin, ok,
+                              ng if m < FULL else g)
+            if have < g:
+                nxt[k] = max(c + 1, _retry(ok, ng, g, have))
+                nextc = min(nextc, nxt[k])
+                tmp[qb] = UNREAD
+                continue
+            best = k
+            if m < FULL:  # the GPU left with the least room over the run
+                for i in range(ng):
+                    if ok[i] < 0 and (best_gpu < 0 or gmin[i] < gmin[best_gpu]):
+                        best_gpu = i
+            break
         if many and nn > 0:
             chosen = scratch[1]
             got = _whole_nodes(sizes, nodes, nn, g, chosen, tmp, scratch)
