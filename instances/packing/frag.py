@@ -107,11 +107,16 @@ def target_workload(packing: Packing, coverage: float = COVERAGE) -> TargetWorkl
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def node_frag(cpu_left: int, gpu_left: np.ndarray, model: int, t_cpu: np.ndarray,
               t_milli: np.ndarray, t_gpus: np.ndarray, t_allowed: np.ndarray,
               t_freq: np.ndarray) -> float:  # pragma: no cover (compiled; tested via results)
-    """Fragmented GPU milli of one node (``gpu_left``: free milli of each of its GPUs)."""
+    """Fragmented GPU milli of one node (``gpu_left``: free milli of each of its GPUs).
+
+    Inlined into its callers: called as a function of its own, the version 3 ``frag``
+    pass loaded from numba's cache ran about 2x slower than freshly compiled
+    (docs/resources-heuristics.md).
+    """
     idle = 0
     for i in range(gpu_left.shape[0]):
         idle += gpu_left[i]
