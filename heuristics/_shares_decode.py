@@ -12,7 +12,8 @@ import numpy as np
 from numba import njit
 
 from ._compiled import check_order, uncounted
-from ._shares_kernel import counts_of, find, new_scratch, take
+from ._shares_kernel import counts_of, find, new_scratch
+from ._shares_take import take
 
 __all__ = ["decode", "record", "serial_decoder", "start_now", "workspace"]
 

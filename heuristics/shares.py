@@ -56,6 +56,7 @@ from instances.packing.frag import COVERAGE
 
 from . import _shares_decode as decoder
 from . import _shares_kernel as kernel
+from . import _shares_take as occupy_kernel
 from . import shares_rules
 from ._easy import easy_queue
 from .profile import Profile, _memo, check_reservation
@@ -120,7 +121,7 @@ class SharesProfile(Profile):
         return self.like(self.rows.copy())
 
     def refresh(self) -> None:
-        """Nothing to do: :func:`heuristics._shares_kernel.take` keeps the summaries."""
+        """Nothing to do: :func:`heuristics._shares_take.take` keeps the summaries."""
 
     def gpu_rows(self) -> np.ndarray:
         """``(sum g_k, T)``: each GPU's free milli per slot (node by node, index by index)."""
@@ -350,7 +351,7 @@ def occupy(prof: SharesProfile, j: int, s: int, nodes: list[int], gpus: list[int
     """Take job ``j``'s placement (as :func:`fit` gives it) from slot ``s`` on, in place; write
     it into row ``j`` of ``place`` (a :func:`new_place` array) when given."""
     nn, gg = np.array(nodes, dtype=np.int64), np.array(gpus or [0], dtype=np.int64)
-    kernel.take(prof.rows, prof.st, j, int(prof.jobs_gpus[j]), s, int(prof.jobs_dur[j]), nn,
+    occupy_kernel.take(prof.rows, prof.st, j, int(prof.jobs_gpus[j]), s, int(prof.jobs_dur[j]), nn,
                 len(nodes), gg, len(gpus))
     shares_rules.note(prof.rows, prof.st, prof.rule, j, int(prof.jobs_gpus[j]), s,
                       int(prof.jobs_dur[j]), nn[: len(nodes)])
@@ -388,13 +389,13 @@ def easy_starts(inst: Instance, reservation: str = "peak",
         return r
 
     def start_head(h: int, t: int) -> None:
-        kernel.take(prof.rows, prof.st, h, g_[h], t, p_[h], nodes, nn, gpus, ngp)
+        occupy_kernel.take(prof.rows, prof.st, h, g_[h], t, p_[h], nodes, nn, gpus, ngp)
         if place is not None:
             decoder.record(out, h, prof.span, nodes, nn, gpus, ngp)
 
     def backfill(h: int, r: int, t: int, q: np.ndarray, start: np.ndarray) -> np.ndarray:
         shadow = prof.rows.copy()
-        kernel.take(shadow, prof.st, h, g_[h], r, p_[h], nodes, nn, gpus, ngp)
+        occupy_kernel.take(shadow, prof.st, h, g_[h], r, p_[h], nodes, nn, gpus, ngp)
         rest = np.ascontiguousarray(q)
         if not rest.size:
             return rest
