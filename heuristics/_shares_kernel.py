@@ -375,11 +375,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
                 best = k
                 break
             room = _node_room(rows, GB - K + k, c, p) - g * m
-            gpu = -1
-            if m < FULL:  # the GPU left with the least room over the run
-                for i in range(ng):
-                    if ok[i] < 0 and (gpu < 0 or gmin[i] < gmin[gpu]):
-                        gpu = i
+            gpu = -1  # (only frag scores here: best-fit reads its nodes below)
             delta = 0.0
             if rule == 2:
                 cmin = rows[CP + k, c]
@@ -446,7 +442,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
         elif best >= 0:
             k = best
             ng = goff[k + 1] - goff[k]
-            if rule > 0:  # (first-fit stopped right after reading it)
+            if rule == 2:  # (frag read other nodes after it; the others stopped right there)
                 _read_gpus(rows, GB + goff[k], ng, c, p, m, False, gmin, ok, g)
             nodes[0] = k
             if m < FULL:
