@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from instances.packing import node_frag
+from instances.packing.frag import moved_frag, node_frag_shapes
 
 from ._compiled import WIDE, _ctz, _lexicographic_subset
 
@@ -235,23 +235,24 @@ def repeat_of_class(rows: np.ndarray, cap: np.ndarray, cls: np.ndarray, seen: np
 
 @njit(cache=True, nogil=True)
 def new_scratch(st: tuple) -> np.ndarray:  # pragma: no cover
-    """The scratch of :func:`find`: int64 ``(6 + r, max(K, largest node) + 1)``, rows 0-4 zeros
-    and from row 5 on the table of :func:`_whole_nodes` (as bytes), sized for the largest job on
-    whole nodes (``st[14][1]`` GPUs) when it asks :data:`~heuristics._compiled.WIDE` or more."""
+    """The scratch of :func:`find`: int64 ``(7 + r, max(K, largest node, frag shapes) + 1)``,
+    rows 0-6 zeros and from row 7 on the table of :func:`_whole_nodes` (as bytes), sized for
+    the largest job on whole nodes (``st[14][1]`` GPUs) when it asks
+    :data:`~heuristics._compiled.WIDE` or more."""
     K, wide = st[0].shape[0], st[14][1]
-    width = max(K, st[14][0]) + 1
+    width = max(K, st[14][0], st[9].shape[0]) + 1
     table = (K + 1) * (wide + 1) if wide >= WIDE else 1
-    return np.zeros((5 + -(-table // (8 * width)), width), dtype=np.int64)
+    return np.zeros((7 + -(-table // (8 * width)), width), dtype=np.int64)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _whole_nodes(sizes: np.ndarray, nodes: np.ndarray, nn: int, g: int, chosen: np.ndarray,
                  tmp: np.ndarray, scratch: np.ndarray) -> int:  # pragma: no cover
     """:func:`_lexicographic_subset` of ``nodes[:nn]`` summing to ``g``, its table (when ``g``
-    is :data:`~heuristics._compiled.WIDE` or more) in rows 5 on of ``scratch``
+    is :data:`~heuristics._compiled.WIDE` or more) in rows 7 on of ``scratch``
     (:func:`new_scratch`): the search allocates nothing, so it runs without reference counts."""
     n, w = (nn + 1, g + 1) if g >= WIDE else (1, 1)
-    reach = scratch[5:].reshape(-1).view(np.bool_)[: n * w].reshape(n, w)
+    reach = scratch[7:].reshape(-1).view(np.bool_)[: n * w].reshape(n, w)
     return _lexicographic_subset(sizes, nodes, nn, g, chosen, tmp, reach)
 
 
@@ -381,27 +382,27 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
                 cmin = rows[CP + k, c]
                 for u in range(c, c + p):
                     cmin = min(cmin, rows[CP + k, u])
-                before = node_frag(cmin, gmin[:ng], model[k], t_cpu, t_milli, t_gpus,
-                                   t_allowed, counts)
-                for i in range(ng):
-                    tmp[i] = gmin[i]
-                if m == FULL:
-                    taken = 0
-                    for i in range(ng):
-                        if ok[i] < 0 and taken < g:
-                            tmp[i] = 0
-                            taken += 1
-                    delta = node_frag(cmin - cj, tmp[:ng], model[k], t_cpu, t_milli, t_gpus,
-                                      t_allowed, counts) - before
+                before = node_frag_shapes(cmin, gmin[:ng], model[k], t_cpu, t_milli, t_gpus,
+                                          t_allowed, counts, scratch[5], scratch[6])
+                if m == FULL:  # (g GPUs wholly free over the run go to 0)
+                    delta = moved_frag(cmin - cj, gmin[:ng], g, FULL, 0, model[k], t_cpu,
+                                       t_milli, t_gpus, t_allowed, counts, scratch[5],
+                                       scratch[6]) - before
                 else:  # FGD's choice of GPU for a share: the least fragmentation after it
                     gpu = -1
                     for i in range(ng):
                         if ok[i] >= 0:
                             continue
-                        tmp[i] = gmin[i] - m
-                        d = node_frag(cmin - cj, tmp[:ng], model[k], t_cpu, t_milli, t_gpus,
-                                      t_allowed, counts) - before
-                        tmp[i] = gmin[i]
+                        seen_gpu = False  # an earlier GPU as free scores the same and wins
+                        for e in range(i):
+                            if ok[e] < 0 and gmin[e] == gmin[i]:
+                                seen_gpu = True
+                                break
+                        if seen_gpu:
+                            continue
+                        d = moved_frag(cmin - cj, gmin[:ng], 1, gmin[i], gmin[i] - m, model[k],
+                                       t_cpu, t_milli, t_gpus, t_allowed, counts, scratch[5],
+                                       scratch[6]) - before
                         if gpu < 0 or d < delta or (d == delta and gmin[i] < gmin[gpu]):
                             gpu, delta = i, d
             if best < 0 or (rule == 2 and (

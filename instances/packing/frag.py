@@ -11,8 +11,10 @@ A node's **fragmentation** is the expected idle GPU milli the next pod, drawn
 from the target workload, cannot use: for each shape, all of the node's idle
 GPU milli when the shape asks no GPU, is not allowed on the node's model,
 lacks CPU or lacks GPUs with room; otherwise the idle milli on the GPUs that
-have less free milli than the shape asks. :func:`node_frag` is the one place
-this rule is written; the FGD policy and the metrics both call it.
+have less free milli than the shape asks. :func:`_shape_frag` is the one place
+this rule is written (:func:`node_frag` sums it over the shapes; the FGD policy
+and the metrics both call it; :func:`moved_frag` is the same sum after a job
+takes some GPUs, from per-shape counts of the node before).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from numba import njit
 
 from .model import Packing
 
-__all__ = ["COVERAGE", "TargetWorkload", "node_frag", "nodes_frag", "target_workload"]
+__all__ = ["COVERAGE", "TargetWorkload", "node_frag", "node_frag_shapes", "nodes_frag",
+           "moved_frag", "target_workload"]
 
 COVERAGE = 0.95
 """Share of the pods the target workload's shapes cover (the simulator's default)."""
@@ -108,6 +111,15 @@ def target_workload(packing: Packing, coverage: float = COVERAGE) -> TargetWorkl
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _shape_frag(freq: float, m: int, allowed: bool, cpu_ok: bool, room: int, need: int,
+                short: int, idle: int) -> float:  # pragma: no cover (compiled)
+    """One shape's term of :func:`node_frag`: its frequency times the idle milli it cannot use
+    (the milli short of it on a node it can use: ``room`` GPUs of ``need`` have its milli)."""
+    usable = (m > 0) & allowed & cpu_ok & (room >= need)
+    return freq * (usable * short + (1 - usable) * idle)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def node_frag(cpu_left: int, gpu_left: np.ndarray, model: int, t_cpu: np.ndarray,
               t_milli: np.ndarray, t_gpus: np.ndarray, t_allowed: np.ndarray,
               t_freq: np.ndarray) -> float:  # pragma: no cover (compiled; tested via results)
@@ -131,8 +143,59 @@ def node_frag(cpu_left: int, gpu_left: np.ndarray, model: int, t_cpu: np.ndarray
             fits = gpu_left[i] >= m
             room += fits
             short += gpu_left[i] * (1 - fits)
-        usable = (m > 0) & t_allowed[s, model] & (cpu_left >= t_cpu[s]) & (room >= t_gpus[s])
-        frag += t_freq[s] * (usable * short + (1 - usable) * idle)
+        frag += _shape_frag(t_freq[s], m, t_allowed[s, model], cpu_left >= t_cpu[s], room,
+                            t_gpus[s], short, idle)
+    return frag
+
+
+@njit(cache=True, nogil=True, inline="always")
+def node_frag_shapes(cpu_left: int, gpu_left: np.ndarray, model: int, t_cpu: np.ndarray,
+                     t_milli: np.ndarray, t_gpus: np.ndarray, t_allowed: np.ndarray,
+                     t_freq: np.ndarray, room: np.ndarray,
+                     short: np.ndarray) -> float:  # pragma: no cover (compiled)
+    """:func:`node_frag`, leaving per shape in ``room`` the GPUs with its milli free and in
+    ``short`` the idle milli of the others (what :func:`moved_frag` starts from)."""
+    idle = 0
+    for i in range(gpu_left.shape[0]):
+        idle += gpu_left[i]
+    frag = 0.0
+    for s in range(t_cpu.shape[0]):
+        m = t_milli[s]
+        r = 0
+        sh = 0
+        for i in range(gpu_left.shape[0]):
+            fits = gpu_left[i] >= m
+            r += fits
+            sh += gpu_left[i] * (1 - fits)
+        room[s] = r
+        short[s] = sh
+        frag += _shape_frag(t_freq[s], m, t_allowed[s, model], cpu_left >= t_cpu[s], r,
+                            t_gpus[s], sh, idle)
+    return 0.0 if idle == 0 else frag
+
+
+@njit(cache=True, nogil=True, inline="always")
+def moved_frag(cpu_left: int, gpu_left: np.ndarray, n: int, old: int, new: int, model: int,
+               t_cpu: np.ndarray, t_milli: np.ndarray, t_gpus: np.ndarray,
+               t_allowed: np.ndarray, t_freq: np.ndarray, room: np.ndarray,
+               short: np.ndarray) -> float:  # pragma: no cover (compiled)
+    """:func:`node_frag` of the node once ``n`` of its GPUs with ``old`` milli free have ``new``
+    (``cpu_left``: after the job), from :func:`node_frag_shapes`'s ``room`` and ``short`` of
+    the node before: one pass over the shapes, not over the shapes and the GPUs (the same
+    terms, so the same value)."""
+    idle = -n * (old - new)
+    for q in range(gpu_left.shape[0]):
+        idle += gpu_left[q]
+    if idle == 0:
+        return 0.0
+    frag = 0.0
+    for s in range(t_cpu.shape[0]):
+        m = t_milli[s]
+        was = old >= m
+        now = new >= m
+        frag += _shape_frag(t_freq[s], m, t_allowed[s, model], cpu_left >= t_cpu[s],
+                            room[s] + n * (now - was), t_gpus[s],
+                            short[s] + n * (new * (1 - now) - old * (1 - was)), idle)
     return frag
 
 

@@ -74,3 +74,39 @@ def test_target_workload_keeps_models_apart():
     assert w.allowed.tolist() == [[True, True], [False, True]]
     with pytest.raises(ValueError, match="coverage"):
         target_workload(Packing("t", (node("n", 1),), tuple(pods)), coverage=0)
+
+
+@pytest.mark.parametrize("freq", ["counts", "shares"])
+def test_moved_frag_is_node_frag_after_the_move(freq):
+    """The per-shape counts of a node and the frag after n GPUs move from one free milli to
+    another, against node_frag on the node after: equal, float for float (the same terms)."""
+    from instances.packing.frag import moved_frag, node_frag_shapes
+
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        S, ng = int(rng.integers(1, 12)), int(rng.integers(1, 9))
+        milli = rng.choice([0, 100, 250, 500, 1000], size=S)
+        w = TargetWorkload(
+            cpu=rng.integers(0, 5, size=S) * 1000, milli=milli,
+            gpus=np.where(milli == 1000, rng.integers(1, 4, size=S), np.minimum(milli, 1)),
+            allowed=rng.random((S, 2)) < 0.8,
+            freq=(rng.integers(0, 9, size=S) if freq == "counts" else rng.random(S)),
+            count=np.ones(S, dtype=int), models=((),) * S)
+        left = rng.choice([0, 100, 300, 500, 750, 1000], size=ng).astype(np.int64)
+        cpu, model = int(rng.integers(0, 6000)), int(rng.integers(0, 2))
+        args = (w.cpu, w.milli, w.gpus, w.allowed, w.freq)
+        room, short = np.zeros(S, dtype=np.int64), np.zeros(S, dtype=np.int64)
+        assert node_frag_shapes(cpu, left, model, *args, room, short) == node_frag(
+            cpu, left, model, *args)
+        for i in range(ng):  # a share of m on GPU i
+            m = int(rng.integers(1, left[i] + 1)) if left[i] else 0
+            after = left.copy()
+            after[i] -= m
+            assert moved_frag(cpu - 500, left, 1, int(left[i]), int(after[i]), model, *args,
+                              room, short) == node_frag(cpu - 500, after, model, *args)
+        free = np.flatnonzero(left == 1000)
+        for g in range(1, free.size + 1):  # g whole GPUs
+            after = left.copy()
+            after[free[:g]] = 0
+            assert moved_frag(cpu, left, g, 1000, 0, model, *args, room, short) == node_frag(
+                cpu, after, model, *args)
