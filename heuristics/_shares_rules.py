@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from instances.packing import node_frag
+from instances.packing.frag import node_frag_shapes
 
 from ._compiled import uncounted
 from ._shares_decode import serial_decoder
@@ -98,9 +98,11 @@ def _classes(rows: np.ndarray, st: tuple, k: int, q: int, c: int, p: int) -> tup
 
 @njit(cache=True, nogil=True)
 def _score(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, k: int, c: int, p: int,
-           gmin: np.ndarray, ok: np.ndarray, freq: np.ndarray, tmp: np.ndarray,
-           left: np.ndarray) -> tuple[int, int]:  # pragma: no cover (compiled)
-    """The policy's score of node ``k``'s run state, and FGD's GPU for a share (else -1)."""
+           gmin: np.ndarray, ok: np.ndarray, freq: np.ndarray, left: np.ndarray,
+           room: np.ndarray,
+           short: np.ndarray) -> tuple[int, int]:  # pragma: no cover (compiled)
+    """The policy's score of node ``k``'s run state, and FGD's GPU for a share (else -1);
+    ``room``, ``short``: scratch of the workload's shapes."""
     goff, milli, cpu, model = st[2], st[4], st[5], st[7]
     t_cpu, t_milli, t_gpus, t_allowed = st[9], st[10], st[11], st[12]
     K = st[0].shape[0]
@@ -126,19 +128,20 @@ def _score(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, k: int, c: in
         for i in range(ng):
             left[i] = gmin[i] if (m == FULL or ok[i] < 0) else 0
         return packing_score(left[:ng], full, g, m), -1
-    before = node_frag(cmin, gmin[:ng], model[k], t_cpu, t_milli, t_gpus, t_allowed, freq)
+    before = node_frag_shapes(cmin, gmin[:ng], model[k], t_cpu, t_milli, t_gpus, t_allowed, freq,
+                              room, short)
     takeable = True
     for i in range(ng):
         if m < FULL and gmin[i] >= m and ok[i] >= 0:
             takeable = False
     if m == FULL or takeable:
-        return fgd_score(gmin[:ng], cmin, model[k], before, g, m, cj, tmp, t_cpu,
+        return fgd_score(gmin[:ng], cmin, model[k], before, g, m, cj, room, short, t_cpu,
                          t_milli, t_gpus, t_allowed, freq)
     # some GPU with room is refused (the pool has no GPU to make busy at a slot of the run):
     # FGD's choice among the GPUs the share may take, each scored by fgd_score on the state
     # after it (as a change of no GPUs: the same sigmoid of the same fragmentation)
-    return fgd_share_gpu(gmin[:ng], ok, False, m, cmin - cj, model[k], before, left, t_cpu,
-                         t_milli, t_gpus, t_allowed, freq)
+    return fgd_share_gpu(gmin[:ng], ok, False, m, cmin - cj, model[k], before, room, short,
+                         t_cpu, t_milli, t_gpus, t_allowed, freq)
 
 
 @uncounted
@@ -156,7 +159,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     K = sizes.shape[0]
     GB = _layout(K, goff[K])[4]
     m, cj, mj = milli[j], cpu[j], mem[j]
-    gmin, ok, tmp, left, cand = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4]
+    gmin, ok, left, cand = scratch[0], scratch[1], scratch[3], scratch[4]
     cap, cls = st[1], st[13]
     seen = cand  # (random keeps its candidates here; the others the classes already scored)
     if rule != RANDOM:
@@ -175,7 +178,8 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
             cand[count] = k
             count += 1
             continue
-        score, gpu = _score(rows, st, rule, j, g, k, s, p, gmin, ok, freq, tmp, left)
+        score, gpu = _score(rows, st, rule, j, g, k, s, p, gmin, ok, freq, left,
+                            scratch[5], scratch[6])
         if score > best_score:
             best, best_score, best_gpu = k, score, gpu
     if rule == RANDOM:

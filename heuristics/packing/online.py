@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from instances.packing import GPU_MILLI, node_frag, nodes_frag
+from instances.packing import GPU_MILLI
+from instances.packing.frag import node_frag_shapes
 
 from .scores import bestfit_score, clustering_score, dotprod_score, fgd_score, packing_score
 
@@ -74,10 +75,14 @@ def run_online(policy: int, order: np.ndarray, pod_gpus: np.ndarray, pod_milli: 
     klass = np.zeros((n_nodes, width + 1), dtype=np.int64)  # pods per class: 0 share, g whole
     classes = np.zeros(n_nodes, dtype=np.int64)
     frag = np.zeros(n_nodes)
+    # FGD's fragmentation of each node and its per-shape counts (kept as the node changes)
+    shape_room = np.zeros((n_nodes, t_cpu.shape[0]), dtype=np.int64)
+    shape_short = np.zeros((n_nodes, t_cpu.shape[0]), dtype=np.int64)
     if policy == FGD:
-        frag = nodes_frag(cpu, left, node_gpus, node_model, t_cpu, t_milli, t_gpus, t_allowed,
-                          t_freq)
-    tmp = np.zeros(width, dtype=np.int64)
+        for n in range(n_nodes):
+            frag[n] = node_frag_shapes(cpu[n], left[n, :node_gpus[n]], node_model[n], t_cpu,
+                                       t_milli, t_gpus, t_allowed, t_freq, shape_room[n],
+                                       shape_short[n])
     node_of = np.full(pod_gpus.shape[0], -1, dtype=np.int64)
     gpu_mask = np.zeros(pod_gpus.shape[0], dtype=np.int64)
     for j in order:
@@ -119,7 +124,8 @@ def run_online(policy: int, order: np.ndarray, pod_gpus: np.ndarray, pod_milli: 
                     s = packing_score(left[n, :node_gpus[n]], full[n], g, m)
                 else:
                     s, gpu = fgd_score(left[n, :node_gpus[n]], cpu[n], node_model[n], frag[n],
-                                       g, m, c, tmp, t_cpu, t_milli, t_gpus, t_allowed, t_freq)
+                                       g, m, c, shape_room[n], shape_short[n], t_cpu,
+                                       t_milli, t_gpus, t_allowed, t_freq)
                 if s > best_score:
                     best, best_score, best_gpu = n, s, gpu
         if best < 0:
@@ -172,8 +178,8 @@ def run_online(policy: int, order: np.ndarray, pod_gpus: np.ndarray, pod_milli: 
                 classes[n] += 1
             klass[n, k] += 1
         if policy == FGD:
-            frag[n] = node_frag(cpu[n], row, node_model[n], t_cpu, t_milli, t_gpus, t_allowed,
-                                t_freq)
+            frag[n] = node_frag_shapes(cpu[n], row, node_model[n], t_cpu, t_milli, t_gpus,
+                                       t_allowed, t_freq, shape_room[n], shape_short[n])
         node_of[j] = n
         gpu_mask[j] = mask
     return node_of, gpu_mask

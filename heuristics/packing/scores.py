@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from instances.packing import GPU_MILLI, node_frag
+from instances.packing import GPU_MILLI
+from instances.packing.frag import moved_frag
 
 __all__ = ["MAX_CPU", "MAX_GPU", "bestfit_score", "clustering_score", "dotprod_score",
            "fgd_score", "fgd_share_gpu", "packing_score", "trunc_div"]
@@ -107,12 +108,16 @@ def _sigmoid_score(before: float, after: float) -> int:  # pragma: no cover
 
 @njit(cache=True, inline="always")
 def fgd_share_gpu(left: np.ndarray, ok: np.ndarray, by_room: bool, milli: int, after_cpu: int,
-                  model: int, before: float, tmp: np.ndarray, t_cpu: np.ndarray,
-                  t_milli: np.ndarray, t_gpus: np.ndarray, t_allowed: np.ndarray,
-                  t_freq: np.ndarray) -> tuple[int, int]:  # pragma: no cover
+                  model: int, before: float, room: np.ndarray, short: np.ndarray,
+                  t_cpu: np.ndarray, t_milli: np.ndarray, t_gpus: np.ndarray,
+                  t_allowed: np.ndarray, t_freq: np.ndarray) -> tuple[int, int]:
+    # pragma: no cover
     """FGD's GPU for a share of ``milli``: the best score, and its GPU, over the GPUs that may
     take it (``left`` at least ``milli`` when ``by_room``, else ``ok`` below 0), each scored on
-    the node after it; (-1, -1) when none may. ``tmp``: scratch of the node's GPUs."""
+    the node after it; (-1, -1) when none may. ``room``, ``short``: the per-shape counts of
+    ``left`` (:func:`instances.packing.frag.node_frag_shapes`), from which
+    :func:`~instances.packing.frag.moved_frag` measures each GPU's move in one pass over the
+    shapes."""
     n = left.shape[0]
     score, gpu = -1, -1
     for i in range(n):
@@ -125,11 +130,9 @@ def fgd_share_gpu(left: np.ndarray, ok: np.ndarray, by_room: bool, milli: int, a
                 break
         if seen:
             continue
-        for k in range(n):
-            tmp[k] = left[k]
-        tmp[i] -= milli
-        s = _sigmoid_score(before, node_frag(after_cpu, tmp[:n], model, t_cpu, t_milli,
-                                             t_gpus, t_allowed, t_freq))
+        s = _sigmoid_score(before, moved_frag(after_cpu, left, 1, left[i], left[i] - milli,
+                                              model, t_cpu, t_milli, t_gpus, t_allowed,
+                                              t_freq, room, short))
         if gpu < 0 or s > score:
             score, gpu = s, i
     return score, gpu
@@ -137,23 +140,19 @@ def fgd_share_gpu(left: np.ndarray, ok: np.ndarray, by_room: bool, milli: int, a
 
 @njit(cache=True)
 def fgd_score(left: np.ndarray, cpu_free: int, model: int, before: float, gpus: int,
-              milli: int, cpu: int, tmp: np.ndarray, t_cpu: np.ndarray, t_milli: np.ndarray,
-              t_gpus: np.ndarray, t_allowed: np.ndarray,
+              milli: int, cpu: int, room: np.ndarray, short: np.ndarray, t_cpu: np.ndarray,
+              t_milli: np.ndarray, t_gpus: np.ndarray, t_allowed: np.ndarray,
               t_freq: np.ndarray) -> tuple[int, int]:  # pragma: no cover
     """FGD: the score and, for a share, the GPU chosen (-1 otherwise).
 
-    ``tmp`` is scratch space of at least the node's GPUs.
+    ``room`` and ``short`` are the per-shape counts of ``left``
+    (:func:`instances.packing.frag.node_frag_shapes`); a whole-GPU pod takes
+    ``gpus`` wholly free GPUs (the node has them).
     """
-    n = left.shape[0]
     after_cpu = cpu_free - cpu
     if gpus == 1 and milli < GPU_MILLI:
-        return fgd_share_gpu(left, left, True, milli, after_cpu, model, before, tmp, t_cpu,
-                             t_milli, t_gpus, t_allowed, t_freq)
-    taken = 0
-    for k in range(n):
-        tmp[k] = left[k]
-        if taken < gpus and left[k] == GPU_MILLI:
-            tmp[k] = 0
-            taken += 1
-    after = node_frag(after_cpu, tmp[:n], model, t_cpu, t_milli, t_gpus, t_allowed, t_freq)
+        return fgd_share_gpu(left, left, True, milli, after_cpu, model, before, room, short,
+                             t_cpu, t_milli, t_gpus, t_allowed, t_freq)
+    after = moved_frag(after_cpu, left, gpus, GPU_MILLI, 0, model, t_cpu, t_milli, t_gpus,
+                       t_allowed, t_freq, room, short)
     return _sigmoid_score(before, after), -1

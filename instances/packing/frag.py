@@ -26,8 +26,8 @@ from numba import njit
 
 from .model import Packing
 
-__all__ = ["COVERAGE", "TargetWorkload", "node_frag", "node_frag_shapes", "nodes_frag",
-           "moved_frag", "target_workload"]
+__all__ = ["COVERAGE", "TargetWorkload", "moved_frag", "node_frag", "node_frag_shapes",
+           "nodes_frag", "target_workload"]
 
 COVERAGE = 0.95
 """Share of the pods the target workload's shapes cover (the simulator's default)."""
