@@ -83,6 +83,17 @@ def run_online(policy: int, order: np.ndarray, pod_gpus: np.ndarray, pod_milli: 
             frag[n] = node_frag_shapes(cpu[n], left[n, :node_gpus[n]], node_model[n], t_cpu,
                                        t_milli, t_gpus, t_allowed, t_freq, shape_room[n],
                                        shape_short[n])
+    # the nodes nothing is placed on score alike within a type (GPUs, model, CPU, memory), and
+    # ties go to the earliest: each pod scores the first of each type only (rep: its index)
+    rep = np.arange(n_nodes)
+    for n in range(n_nodes):
+        for q in range(n):
+            if rep[q] == q and node_gpus[q] == node_gpus[n] and node_model[q] == node_model[n] \
+                    and node_cpu[q] == node_cpu[n] and node_mem[q] == node_mem[n]:
+                rep[n] = q
+                break
+    touched = np.zeros(n_nodes, dtype=np.bool_)
+    seen = np.full(n_nodes, -1, dtype=np.int64)  # (the pod that last scored a type's first)
     node_of = np.full(pod_gpus.shape[0], -1, dtype=np.int64)
     gpu_mask = np.zeros(pod_gpus.shape[0], dtype=np.int64)
     for j in order:
@@ -112,6 +123,10 @@ def run_online(policy: int, order: np.ndarray, pod_gpus: np.ndarray, pod_milli: 
                 if policy == FIRSTFIT:
                     best = n
                     break
+                if not touched[n]:
+                    if seen[rep[n]] == j:
+                        continue
+                    seen[rep[n]] = j
                 gpu = -1
                 if policy == DOTPROD:
                     s = dotprod_score(cpu[n], total[n], c, g * m)
@@ -182,4 +197,5 @@ def run_online(policy: int, order: np.ndarray, pod_gpus: np.ndarray, pod_milli: 
                                        t_allowed, t_freq, shape_room[n], shape_short[n])
         node_of[j] = n
         gpu_mask[j] = mask
+        touched[n] = True
     return node_of, gpu_mask
