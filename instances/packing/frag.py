@@ -120,6 +120,19 @@ def _shape_frag(freq: float, m: int, allowed: bool, cpu_ok: bool, room: int, nee
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _shape_counts(gpu_left: np.ndarray, m: int) -> tuple[int, int]:  # pragma: no cover
+    """The GPUs with ``m`` milli free or more, and the idle milli of the others (branch-free:
+    numba runs it many times faster so)."""
+    room = 0
+    short = 0
+    for i in range(gpu_left.shape[0]):
+        fits = gpu_left[i] >= m
+        room += fits
+        short += gpu_left[i] * (1 - fits)
+    return room, short
+
+
+@njit(cache=True, nogil=True, inline="always")
 def node_frag(cpu_left: int, gpu_left: np.ndarray, model: int, t_cpu: np.ndarray,
               t_milli: np.ndarray, t_gpus: np.ndarray, t_allowed: np.ndarray,
               t_freq: np.ndarray) -> float:  # pragma: no cover (compiled; tested via results)
@@ -135,16 +148,10 @@ def node_frag(cpu_left: int, gpu_left: np.ndarray, model: int, t_cpu: np.ndarray
     if idle == 0:
         return 0.0
     frag = 0.0
-    for s in range(t_cpu.shape[0]):  # branch-free: numba runs it many times faster so
-        m = t_milli[s]
-        room = 0
-        short = 0
-        for i in range(gpu_left.shape[0]):
-            fits = gpu_left[i] >= m
-            room += fits
-            short += gpu_left[i] * (1 - fits)
-        frag += _shape_frag(t_freq[s], m, t_allowed[s, model], cpu_left >= t_cpu[s], room,
-                            t_gpus[s], short, idle)
+    for s in range(t_cpu.shape[0]):
+        room, short = _shape_counts(gpu_left, t_milli[s])
+        frag += _shape_frag(t_freq[s], t_milli[s], t_allowed[s, model], cpu_left >= t_cpu[s],
+                            room, t_gpus[s], short, idle)
     return frag
 
 
@@ -160,17 +167,9 @@ def node_frag_shapes(cpu_left: int, gpu_left: np.ndarray, model: int, t_cpu: np.
         idle += gpu_left[i]
     frag = 0.0
     for s in range(t_cpu.shape[0]):
-        m = t_milli[s]
-        r = 0
-        sh = 0
-        for i in range(gpu_left.shape[0]):
-            fits = gpu_left[i] >= m
-            r += fits
-            sh += gpu_left[i] * (1 - fits)
-        room[s] = r
-        short[s] = sh
-        frag += _shape_frag(t_freq[s], m, t_allowed[s, model], cpu_left >= t_cpu[s], r,
-                            t_gpus[s], sh, idle)
+        room[s], short[s] = _shape_counts(gpu_left, t_milli[s])
+        frag += _shape_frag(t_freq[s], t_milli[s], t_allowed[s, model], cpu_left >= t_cpu[s],
+                            room[s], t_gpus[s], short[s], idle)
     return 0.0 if idle == 0 else frag
 
 
