@@ -142,9 +142,7 @@ def node_frag(cpu_left: int, gpu_left: np.ndarray, model: int, t_cpu: np.ndarray
     pass loaded from numba's cache ran about 2x slower than freshly compiled
     (docs/resources-heuristics.md).
     """
-    idle = 0
-    for i in range(gpu_left.shape[0]):
-        idle += gpu_left[i]
+    idle = gpu_left.sum()
     if idle == 0:
         return 0.0
     frag = 0.0
@@ -162,9 +160,7 @@ def node_frag_shapes(cpu_left: int, gpu_left: np.ndarray, model: int, t_cpu: np.
                      short: np.ndarray) -> float:  # pragma: no cover (compiled)
     """:func:`node_frag`, leaving per shape in ``room`` the GPUs with its milli free and in
     ``short`` the idle milli of the others (what :func:`moved_frag` starts from)."""
-    idle = 0
-    for i in range(gpu_left.shape[0]):
-        idle += gpu_left[i]
+    idle = gpu_left.sum()
     frag = 0.0
     for s in range(t_cpu.shape[0]):
         room[s], short[s] = _shape_counts(gpu_left, t_milli[s])
@@ -182,9 +178,7 @@ def moved_frag(cpu_left: int, gpu_left: np.ndarray, n: int, old: int, new: int, 
     (``cpu_left``: after the job), from :func:`node_frag_shapes`'s ``room`` and ``short`` of
     the node before: one pass over the shapes, not over the shapes and the GPUs (the same
     terms, so the same value)."""
-    idle = -n * (old - new)
-    for q in range(gpu_left.shape[0]):
-        idle += gpu_left[q]
+    idle = gpu_left.sum() - n * (old - new)
     if idle == 0:
         return 0.0
     frag = 0.0
