@@ -32,6 +32,7 @@ from numba import njit
 from instances.packing.frag import moved_frag, node_frag_shapes
 
 from ._compiled import WIDE, _ctz, _lexicographic_subset
+from .packing.scores import equal_earlier
 
 __all__ = ["counts_of", "find", "new_scratch"]
 
@@ -393,12 +394,7 @@ def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: 
                     for i in range(ng):
                         if ok[i] >= 0:
                             continue
-                        seen_gpu = False  # an earlier GPU as free scores the same and wins
-                        for e in range(i):
-                            if ok[e] < 0 and gmin[e] == gmin[i]:
-                                seen_gpu = True
-                                break
-                        if seen_gpu:
+                        if equal_earlier(gmin, ok, False, i):  # (it measures the same)
                             continue
                         d = moved_frag(cmin - cj, gmin[:ng], 1, gmin[i], gmin[i] - m, model[k],
                                        t_cpu, t_milli, t_gpus, t_allowed, counts, scratch[5],

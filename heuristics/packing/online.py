@@ -76,8 +76,9 @@ def run_online(policy: int, order: np.ndarray, pod_gpus: np.ndarray, pod_milli: 
     classes = np.zeros(n_nodes, dtype=np.int64)
     frag = np.zeros(n_nodes)
     # FGD's fragmentation of each node and its per-shape counts (kept as the node changes)
-    shape_room = np.zeros((n_nodes, t_cpu.shape[0]), dtype=np.int64)
-    shape_short = np.zeros((n_nodes, t_cpu.shape[0]), dtype=np.int64)
+    kept = n_nodes if policy == FGD else 0
+    shape_room = np.zeros((kept, t_cpu.shape[0]), dtype=np.int64)
+    shape_short = np.zeros((kept, t_cpu.shape[0]), dtype=np.int64)
     if policy == FGD:
         for n in range(n_nodes):
             frag[n] = node_frag_shapes(cpu[n], left[n, :node_gpus[n]], node_model[n], t_cpu,

@@ -29,7 +29,7 @@ from instances.packing import GPU_MILLI
 from instances.packing.frag import moved_frag
 
 __all__ = ["MAX_CPU", "MAX_GPU", "bestfit_score", "clustering_score", "dotprod_score",
-           "fgd_score", "fgd_share_gpu", "packing_score", "trunc_div"]
+           "equal_earlier", "fgd_score", "fgd_share_gpu", "packing_score", "trunc_div"]
 
 MAX_CPU = 128000.0
 """CPU milli of the largest node, FGD's normalisation of the CPU dimension."""
@@ -106,6 +106,17 @@ def _sigmoid_score(before: float, after: float) -> int:  # pragma: no cover
     return _clip(int(1.0 / (1.0 + np.exp(-x)) * 100.0))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def equal_earlier(left: np.ndarray, ok: np.ndarray, by_room: bool, i: int) -> bool:
+    # pragma: no cover
+    """Whether a GPU before ``i`` that may take the share (``by_room``: any; else ``ok`` below
+    0) has ``left[i]`` free: it scores the same and wins the tie, so ``i`` need not be scored."""
+    for k in range(i):  # noqa: SIM110 (a generator does not compile under numba here)
+        if left[k] == left[i] and (by_room or ok[k] < 0):
+            return True
+    return False
+
+
 @njit(cache=True, inline="always")
 def fgd_share_gpu(left: np.ndarray, ok: np.ndarray, by_room: bool, milli: int, after_cpu: int,
                   model: int, before: float, room: np.ndarray, short: np.ndarray,
@@ -123,12 +134,7 @@ def fgd_share_gpu(left: np.ndarray, ok: np.ndarray, by_room: bool, milli: int, a
     for i in range(n):
         if (left[i] < milli) if by_room else (ok[i] >= 0):
             continue
-        seen = False  # an equal GPU earlier scores the same and wins the tie
-        for k in range(i):
-            if left[k] == left[i] and (by_room or ok[k] < 0):
-                seen = True
-                break
-        if seen:
+        if equal_earlier(left, ok, by_room, i):
             continue
         s = _sigmoid_score(before, moved_frag(after_cpu, left, 1, left[i], left[i] - milli,
                                               model, t_cpu, t_milli, t_gpus, t_allowed,
