@@ -199,6 +199,10 @@ def solve_milp(
             hooks, res = None, _every_job(ws, backend)
         else:
             hooks = hooks_for(chosen, params) if chosen.sources and ws is not None else None
+            if hooks is not None and isinstance(ws, Result) and ws.status is not Status.ERROR:
+                cutoff = chosen.cutoff_for(ws.value)
+                if cutoff is not None:
+                    params.setdefault("cutoff", cutoff)
             res = milp.solve(
                 inst, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
                 threads=threads, warm_start=ws, backend=backend,

@@ -33,7 +33,7 @@ from .incumbents import HIGHS, WARM, SharedHooks, Source
 from .lpround import LP, LPStart
 from .params import LNSParams
 
-__all__ = ["LP_JOBS", "LP_MAX_JOBS", "SOURCES", "Plan", "account", "choose", "hooks_for", "lp_warm_start", "named",
+__all__ = ["CUTOFF_MARGIN", "LP_JOBS", "LP_MAX_JOBS", "SOURCES", "Plan", "account", "choose", "hooks_for", "lp_warm_start", "named",
            "plan", "portfolio_hooks"]
 
 logger = logging.getLogger(__name__)
@@ -44,6 +44,12 @@ SOURCES = (LNS, CPSAT)
 LP_JOBS = 1000
 """From this many jobs the LP start runs (its schedule beat ``best``'s at 1,000 and 2,000 jobs,
 not at 500 nor on medium; docs/milp.md) ..."""
+
+CUTOFF_MARGIN = 0.02
+"""Beside the LNS below :data:`LP_JOBS` jobs, HiGHS first searches only for schedules worth
+this share more than the warm start (``milp.highs.solve_highs``'s ``cutoff``; not when the
+root LP proves as much): where its tree closes, that bound is proved in a part of the time
+the plain tree takes to reach it (docs/milp.md)."""
 
 LP_MAX_JOBS = 5000
 """... and below this many, where :func:`matheuristics.solve_milp`'s path at scale (the
@@ -58,6 +64,8 @@ class Plan:
     cpsat_workers: int = 1
     lp: bool = False
     reason: str = ""
+    cutoff: float | None = None
+    """HiGHS's cutoff as a share above the warm start's value (``None``: no cutoff)."""
 
     def __post_init__(self) -> None:
         unknown = [s for s in self.sources if s not in SOURCES]
@@ -65,6 +73,12 @@ class Plan:
             raise ValueError(f"sources: unknown {unknown}, expected some of {list(SOURCES)}")
         if not (isinstance(self.cpsat_workers, int) and self.cpsat_workers >= 1):
             raise ValueError(f"cpsat_workers: must be an integer >= 1, got {self.cpsat_workers!r}")
+        if self.cutoff is not None and not (isinstance(self.cutoff, float) and self.cutoff >= 0):
+            raise ValueError(f"cutoff: must be a share >= 0 or None, got {self.cutoff!r}")
+
+    def cutoff_for(self, warm_value: float) -> float | None:
+        """HiGHS's cutoff for a warm start worth ``warm_value`` (``None``: none)."""
+        return None if self.cutoff is None else warm_value + self.cutoff * abs(warm_value)
 
 
 def plan(inst: Instance, threads: int, time_limit: float) -> Plan:
@@ -72,13 +86,17 @@ def plan(inst: Instance, threads: int, time_limit: float) -> Plan:
 
     One thread: none (HiGHS alone). Two: the LNS, and from :data:`LP_JOBS`
     to :data:`LP_MAX_JOBS` jobs the LP start too (where HiGHS is then not run, the
-    hooks give its core to a second LNS: :meth:`SharedHooks.solver_idle`). Above two,
-    HiGHS gets them all (its parallel tree search).
+    hooks give its core to a second LNS: :meth:`SharedHooks.solver_idle`); below
+    :data:`LP_JOBS`, HiGHS under the cutoff :data:`CUTOFF_MARGIN` above the warm
+    start. Above two, HiGHS gets them all (its parallel tree search).
     """
     if threads != 2 or time_limit <= 0:
         return Plan((), reason=f"{threads} thread(s): HiGHS alone")
     if LP_JOBS <= inst.num_jobs < LP_MAX_JOBS:
         return Plan((LNS,), lp=True, reason=f"2 threads, {inst.num_jobs} >= {LP_JOBS} jobs")
+    if inst.num_jobs < LP_JOBS:
+        return Plan((LNS,), reason=f"2 threads, {inst.num_jobs} < {LP_JOBS} jobs",
+                    cutoff=CUTOFF_MARGIN)
     return Plan((LNS,), reason="2 threads")
 
 

@@ -18,9 +18,22 @@ from .formulation import Formulation
 from .progress import Progress
 
 __all__ = [
-    "PRESOLVE_SECONDS_PER_NONZERO", "PROBING_SECONDS_PER_NONZERO", "ROOT_LP_SECONDS_PER_NONZERO",
-    "ROOT_LP_SHARE", "STATUS", "lp_relaxation", "lp_solution", "new_highs", "objective_scale",
-    "pass_model", "presolve_rules_off", "root_lp_fits", "silence_banner", "solve_highs",
+    "PRESOLVE_SECONDS_PER_NONZERO",
+    "PROBE_MIN_S",
+    "PROBING_SECONDS_PER_NONZERO",
+    "ROOT_LP_SECONDS_PER_NONZERO",
+    "ROOT_LP_SHARE",
+    "STATUS",
+    "cutoff_bound",
+    "lp_relaxation",
+    "lp_solution",
+    "new_highs",
+    "objective_scale",
+    "pass_model",
+    "presolve_rules_off",
+    "root_lp_fits",
+    "silence_banner",
+    "solve_highs",
 ]
 
 logger = logging.getLogger(__name__)
@@ -143,6 +156,7 @@ def solve_highs(
     seed: int = 0,
     stop: threading.Event | None = None,
     hooks: IncumbentHooks | None = None,
+    cutoff: float | None = None,
     **options: Any,
 ) -> RawSolve:
     """Solve with highspy (flat or on nodes: the warm start is relabelled by ``form.encode``).
@@ -163,6 +177,15 @@ def solve_highs(
         HiGHS ``random_seed``.
     stop
         When set (by another solver of a portfolio), the search stops.
+    cutoff
+        Search only for schedules worth more than this value (HiGHS's
+        ``objective_bound``): nodes whose bound is at most ``cutoff`` are pruned as
+        if a schedule of that value were known. The dual bound returned is then
+        at least :func:`cutoff_bound` (the cutoff and HiGHS's gap tolerance on it),
+        valid either way; a search that ends without a schedule above it is
+        ``time_limit``, not ``optimal``: it proved the bound, not the incumbent
+        (with time left the plain search follows, :class:`_CutoffProbe`). Not
+        used when the root LP's bound is at most the cutoff.
     hooks
         Work beside the search that trades incumbents with it
         (:class:`milp.IncumbentHooks`): HiGHS's improving solutions go to
@@ -238,7 +261,21 @@ def solve_highs(
             h.cbMipInterrupt.subscribe(interrupt)
         if hooks is not None:
             _subscribe_hooks(h, form, hooks)
-        h.run()
+        if cutoff is not None and lp_bound is not None and cutoff >= lp_bound:
+            cutoff = None  # the root LP proves more than the probe could
+        probe = _CutoffProbe(form, cutoff, mip_gap)
+        if probe.cutoff is not None:
+            # HiGHS searches the maximum as the minimum of the negated objective, and reads
+            # objective_bound in that sense (tests/milp/test_milp_cutoff.py)
+            h.setOptionValue("objective_bound", -probe.cutoff * scale)
+        while True:
+            h.run()
+            left = deadline - WATCHDOG_GRACE_S - time.perf_counter()
+            nxt = probe.after(h, scale, hooks, left)
+            if nxt is None or (stop is not None and stop.is_set()):
+                break
+            h.setOptionValue("time_limit", left)
+            h.setSolution(form.num_cols, np.arange(form.num_cols, dtype=np.int32), nxt)
     finally:
         if started and hooks is not None:
             hooks.stop()
@@ -252,18 +289,97 @@ def solve_highs(
     # the dual bound exists only once the MIP solver has run (node count >= 0)
     dual = float(info.mip_dual_bound) / scale if info.mip_node_count >= 0 else math.inf
     message = f"HiGHS: {name}" if status is not Status.ERROR else f"HiGHS model status: {name}"
+    nodes = int(info.mip_node_count) if info.mip_node_count >= 0 else None
+    if probe.cutoff is not None:
+        status, dual, message = probe.account(status, dual, message)
+        nodes = (nodes or 0) + probe.nodes
     message, alternatives = _hooks_best(hooks, message)
     return RawSolve(
         status=status,
         start=start,
         dual_bound=dual if math.isfinite(dual) else None,
         lp_bound=lp_bound,
-        nodes=int(info.mip_node_count) if info.mip_node_count >= 0 else None,
+        nodes=nodes,
         message=message,
         alternatives=alternatives,
         place=place,
         gpu=gpu,
     )
+
+
+def cutoff_bound(form: Formulation, cutoff: float, mip_gap: float) -> float:
+    """The bound a search under ``cutoff`` proves when it finds nothing above it.
+
+    HiGHS prunes a node whose bound is within its relative gap (``mip_gap``) of the
+    cutoff, so the cutoff raised by that gap and the comparison tolerance of the
+    instance's values (:func:`milp.assemble.tolerance`).
+    """
+    from .assemble import tolerance
+
+    return float(cutoff) + mip_gap * abs(float(cutoff)) + tolerance(form.instance, float(cutoff))
+
+
+PROBE_MIN_S = 1.0
+"""A closed cutoff probe is followed by the plain search only with this many seconds left."""
+
+
+class _CutoffProbe:
+    """The cutoff probe of :func:`solve_highs`: a search under a cutoff, then the plain one.
+
+    When the search finds nothing above its cutoff and its tree closes, the cutoff's
+    :func:`cutoff_bound` is proved; with time left HiGHS then searches again without
+    the cutoff, from the best schedule known (HiGHS's or the hooks'), to find better
+    schedules and prove what it can (an optimum, a smaller bound). The bound returned
+    is the smaller of the proved one and the last search's (a probe's never below its
+    cutoff's line: the nodes it pruned had bounds under it).
+    """
+
+    def __init__(self, form: Formulation, cutoff: float | None, mip_gap: float) -> None:
+        self.form, self.mip_gap = form, float(mip_gap)
+        self.cutoff = None if cutoff is None else float(cutoff)
+        self.active = self.cutoff is not None  # the search running is under the cutoff
+        self.proved = math.inf
+        self.closed = False  # the probe's tree closed
+        self.nodes = 0  # the probe's, once the plain search follows it
+
+    def after(self, h: Any, scale: float, hooks: IncumbentHooks | None,
+              left: float) -> np.ndarray | None:
+        """After a search: the plain search's warm start (columns), or ``None``: none follows."""
+        if not self.active or self.cutoff is None:
+            return None
+        info = h.getInfo()
+        feasible = info.primal_solution_status == 2
+        found = float(info.objective_function_value) / scale if feasible else -math.inf
+        line = cutoff_bound(self.form, self.cutoff, self.mip_gap)
+        name = h.modelStatusToString(h.getModelStatus())
+        self.closed = name in ("Optimal", "Infeasible") and found < line
+        if not self.closed:
+            return None
+        self.proved = line
+        x = np.asarray(h.getSolution().col_value, dtype=np.float64) if feasible else None
+        held = as_solution(hooks.best()) if hooks is not None else None
+        if held is not None:
+            cols = self.form.encode(*held)
+            if x is None or float(self.form.c @ cols) > found:
+                x = cols
+        if x is None or left < PROBE_MIN_S:
+            return None
+        self.nodes, self.active = max(0, int(info.mip_node_count)), False
+        h.setOptionValue("objective_bound", math.inf)
+        return x
+
+    def account(self, status: Status, dual: float, message: str) -> tuple[Status, float, str]:
+        """The last search's status, dual bound and message with the probe's proof."""
+        assert self.cutoff is not None
+        if self.active and self.closed:  # the probe proved the bound, not the incumbent
+            return (Status.TIME_LIMIT, self.proved,
+                    f"HiGHS: nothing above the cutoff {self.cutoff:.6g} (its tree closed)")
+        if self.active:
+            # the nodes it pruned had bounds under the line
+            return status, max(dual, cutoff_bound(self.form, self.cutoff, self.mip_gap)), message
+        message += (f"; after a cutoff probe at {self.cutoff:.6g} whose tree closed "
+                    f"(the bound {self.proved:.6g})")
+        return status, min(dual, self.proved), message
 
 
 def _no_search(form: Formulation, lp_bound: float | None, hooks: IncumbentHooks | None,

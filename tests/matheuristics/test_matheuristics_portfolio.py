@@ -24,6 +24,7 @@ from matheuristics.helper import LNSSource
 from matheuristics.incumbents import HIGHS, WARM, Incumbents, SharedHooks
 from matheuristics.lpround import LPStart, lp_schedule
 from matheuristics.portfolio import (
+    CUTOFF_MARGIN,
     LP_JOBS,
     Plan,
     account,
@@ -201,6 +202,22 @@ def test_a_solve_with_every_source_is_checked_bounded_and_says_who_found_what(no
     assert "stop" not in res.params
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_rules_cutoff_probe_leaves_a_checked_schedule_and_a_valid_bound(seed: int) -> None:
+    inst = tiny_instance(seed, n=7, G=4, T=10)
+    opt, _ = brute_force(inst)
+    warm = heuristics.solve(inst, "fifo")
+    # a margin so wide that the probe would prove less than the root LP, and one that it may
+    # close under: either way the schedule is checked and the bound not below the optimum
+    for margin in (0.5, 0.02):
+        res = solve_milp(inst, time_limit=4, threads=2, warm_start=warm,
+                         sources=Plan(("lns",), cutoff=margin))
+        assert res.params["cutoff"] == pytest.approx(warm.value * (1 + margin))
+        assert instances.evaluate(inst, res.schedule).value == pytest.approx(res.value)
+        assert res.upper_bound is not None and res.upper_bound >= opt - 1e-6
+        assert res.value <= opt + 1e-9
+
+
 def test_a_source_bound_below_the_value_is_left_out() -> None:
     inst = _instance()
     form = milp.build(inst)
@@ -221,6 +238,13 @@ def test_the_rule_and_its_arguments() -> None:
     assert plan(small, 1, 60).sources == () and plan(small, 3, 60).sources == ()
     assert "lns" in plan(small, 2, 60).sources
     assert plan(large, 2, 120).lp and not plan(small, 2, 60).lp
+    # the cutoff probe below LP_JOBS jobs, beside the LNS only
+    assert plan(small, 2, 60).cutoff == CUTOFF_MARGIN and plan(large, 2, 120).cutoff is None
+    assert plan(small, 1, 60).cutoff is None
+    assert plan(small, 2, 60).cutoff_for(100.0) == pytest.approx(100.0 * (1 + CUTOFF_MARGIN))
+    assert Plan(("lns",)).cutoff_for(100.0) is None
+    with pytest.raises(ValueError, match="cutoff"):
+        Plan(("lns",), cutoff=-0.1)
     assert named(["lns", "lp"]) == Plan(("lns",), lp=True)
     with pytest.raises(ValueError, match="sources"):
         Plan(("nope",))
