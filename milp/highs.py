@@ -239,6 +239,9 @@ def solve_highs(
 
         if "presolve_rule_off" not in options:
             h.setOptionValue("presolve_rule_off", presolve_rules_off(form.nnz, remaining))
+        if "objective_bound" in options:
+            raise ValueError("params: objective_bound as a HiGHS option would leave HiGHS's dual "
+                             "bound wrong (it holds only above the cutoff); give cutoff= instead")
         for key, value in options.items():
             if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
                 raise ValueError(f"params: HiGHS rejects option {key}={value!r}")

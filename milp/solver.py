@@ -134,8 +134,9 @@ def solve(
         too and its schedule not placed, and the bounds held under ``curve`` (the
         Lagrangian, a relaxation's) stay valid: every ``peak`` schedule is a ``curve`` one.
     **params
-        Backend options. HiGHS: ``root_lp``, ``seed`` and HiGHS options by
-        name (see :func:`milp.highs.solve_highs`). CP-SAT: ``seed`` and
+        Backend options. HiGHS: ``root_lp``, ``seed``, ``cutoff`` (a probe whose
+        closed tree proves a bound) and HiGHS options by name (see
+        :func:`milp.highs.solve_highs`). CP-SAT: ``seed`` and
         CP-SAT parameters by name.
 
     Returns

@@ -123,3 +123,9 @@ def test_no_probe_when_the_root_lp_proves_the_cutoff(seed: int) -> None:
     assert "cutoff" not in raw.message
     assert raw.status is Status.OPTIMAL
     assert raw.dual_bound == pytest.approx(best, rel=1e-6)
+
+
+def test_objective_bound_as_a_highs_option_is_refused() -> None:
+    inst, _ = _optimum(0)
+    with pytest.raises(ValueError, match="cutoff="):
+        milp.solve(inst, time_limit=5, objective_bound=-10.0)
