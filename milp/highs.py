@@ -274,8 +274,10 @@ def solve_highs(
         while True:
             h.run()
             left = deadline - WATCHDOG_GRACE_S - time.perf_counter()
+            if stop is not None and stop.is_set():
+                left = 0.0  # stopped: no search follows (the probe's proof still counts)
             nxt = probe.after(h, scale, hooks, left)
-            if nxt is None or (stop is not None and stop.is_set()):
+            if nxt is None:
                 break
             h.setOptionValue("time_limit", left)
             h.setSolution(form.num_cols, np.arange(form.num_cols, dtype=np.int32), nxt)
