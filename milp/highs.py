@@ -346,6 +346,8 @@ class _CutoffProbe:
         self.proved = math.inf
         self.closed = False  # the probe's tree closed
         self.nodes = 0  # the probe's, once the plain search follows it
+        self.began = time.perf_counter()
+        self.took = 0.0  # seconds the probe took to close
 
     def after(self, h: Any, scale: float, hooks: IncumbentHooks | None,
               left: float) -> np.ndarray | None:
@@ -360,7 +362,7 @@ class _CutoffProbe:
         self.closed = name in ("Optimal", "Infeasible") and found < line
         if not self.closed:
             return None
-        self.proved = line
+        self.proved, self.took = line, time.perf_counter() - self.began
         x = np.asarray(h.getSolution().col_value, dtype=np.float64) if feasible else None
         held = as_solution(hooks.best()) if hooks is not None else None
         if held is not None:
@@ -378,12 +380,13 @@ class _CutoffProbe:
         assert self.cutoff is not None
         if self.active and self.closed:  # the probe proved the bound, not the incumbent
             return (Status.TIME_LIMIT, self.proved,
-                    f"HiGHS: nothing above the cutoff {self.cutoff:.6g} (its tree closed)")
+                    f"HiGHS: nothing above the cutoff {self.cutoff:.6g} (its tree closed "
+                    f"in {self.took:.1f} s)")
         if self.active:
             # the nodes it pruned had bounds under the line
             return status, max(dual, cutoff_bound(self.form, self.cutoff, self.mip_gap)), message
-        message += (f"; after a cutoff probe at {self.cutoff:.6g} whose tree closed "
-                    f"(the bound {self.proved:.6g})")
+        message += (f"; after a cutoff probe at {self.cutoff:.6g} whose tree closed in "
+                    f"{self.took:.1f} s (the bound {self.proved:.6g})")
         return status, min(dual, self.proved), message
 
 
