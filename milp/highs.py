@@ -384,6 +384,7 @@ class _CutoffProbe:
                     f"in {self.took:.1f} s)")
         if self.active:
             # the nodes it pruned had bounds under the line
+            message += f"; searched above the cutoff {self.cutoff:.6g}"
             return status, max(dual, cutoff_bound(self.form, self.cutoff, self.mip_gap)), message
         message += (f"; after a cutoff probe at {self.cutoff:.6g} whose tree closed in "
                     f"{self.took:.1f} s (the bound {self.proved:.6g})")
