@@ -8,7 +8,8 @@ and the schedule, stranded GPUs from the checker, gaps from the rows.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import textwrap
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from .plots_text import FittedLabel, short_names
 __all__ = [
     "KIND_COLORS",
     "assign_gpus",
+    "contiguous_rows",
     "new_axes",
     "node_rows",
     "performance_profile",
@@ -39,6 +41,7 @@ __all__ = [
     "profile_end",
     "profile_ticks",
     "save_figure",
+    "split_jobs",
 ]
 
 KIND_COLORS: dict[str, str] = {
@@ -59,6 +62,8 @@ SHARE_IDLE_COLOR = "#B7C7E6"
 FULL_MILLI = 1000  # gpu_milli of one whole GPU
 FONT_SIZE = 8
 """Smallest font size of any text in a figure (points)."""
+NOT_IDENTITIES = "GPU count (rows are not GPU identities)"
+"""The Gantt chart's y label when a job had to be drawn in pieces (:func:`split_jobs`)."""
 
 
 # ---------------------------------------------------------------- GPU assignment
@@ -79,44 +84,142 @@ def node_rows(inst: Instance) -> list[tuple[str, int, int]]:
 def assign_gpus(inst: Instance, schedule: Schedule) -> dict[str, tuple[int, ...]]:
     """A concrete set of GPUs for every job that runs, held for its whole duration.
 
-    Jobs are taken by start slot; each gets the lowest-numbered GPUs free at its
-    start (on nodes, that many of each placement node's rows of :func:`node_rows`).
-    On a feasible schedule this never fails. Inference takes the highest free GPUs
-    of each slot (it may move between slots; batch work may not).
+    The schedule gives counts (in the pool, or per node), not GPUs; the chart picks the
+    rows. Each job gets one block of adjacent rows (on nodes: in each placement node's
+    rows of :func:`node_rows`) wherever the schedule allows it (:func:`contiguous_rows`,
+    a search over the jobs by start slot). Where no such assignment is found, the
+    jobs are taken by start slot and each gets the lowest block of adjacent rows free
+    at its start, or, when there is none, the lowest free rows (that job is then drawn
+    in pieces: :func:`split_jobs`). On a feasible schedule this never fails. Inference
+    takes the highest free GPUs of each slot (it may move between slots; batch work may
+    not).
 
     Raises
     ------
     ValueError
         If the schedule uses more GPUs than the pool (or a node) has at some slot.
     """
+    out: dict[str, tuple[int, ...]] = {}
+    for band, first, n, items in _band_items(inst, schedule):
+        where = "" if inst.nodes is None else f" on node {band!r}"
+        rows = _greedy_rows(items, n, where=where)  # the counts fit at every start, or raise
+        if any(len(_runs(r)) > 1 for r in rows):
+            rows = contiguous_rows(items, n) or min(
+                (rows, _greedy_rows(items, n, fit=True)),
+                key=lambda rs: sum(len(_runs(r)) > 1 for r in rs))
+        for (name, *_), taken in zip(items, rows):
+            out[name] = out.get(name, ()) + tuple(first + g for g in taken)
+    return {name: out[name] for name in sorted(out, key=lambda j: inst.job_index[j])}
+
+
+def split_jobs(inst: Instance, gpus: Mapping[str, Sequence[int]]) -> list[str]:
+    """The jobs of ``gpus`` (:func:`assign_gpus`) whose rows on one node (or in the pool)
+    are not one block of adjacent rows: the chart draws them in pieces."""
+    cuts = [first for _, first, _ in node_rows(inst)]
+    out = []
+    for name, held in gpus.items():
+        bands = {max(c for c in cuts if c <= g) for g in held}
+        if len(_split_at(_runs(held), cuts)) > len(bands):
+            out.append(name)
+    return out
+
+
+Item = tuple[str, int, int, int]
+"""A job's stay in one band of rows: ``(job, start, end, GPUs)``."""
+
+
+def _band_items(inst: Instance, schedule: Schedule) -> list[tuple[str, int, int, list[Item]]]:
+    """Per band of rows (the pool, or each node): its name, first row and rows, and the
+    jobs that hold GPUs there, by start slot (then job order)."""
     idx = inst.job_index
     order = sorted(schedule.starts.items(), key=lambda kv: (kv[1], idx[kv[0]]))
-    free_at = np.zeros(inst.num_gpus, dtype=np.int64)  # slot from which each GPU is free
-    rows = {name: (first, n) for name, first, n in node_rows(inst)}
-    out: dict[str, tuple[int, ...]] = {}
+    bands = node_rows(inst)
+    where = {name: k for k, (name, _, _) in enumerate(bands)}
+    per: list[list[Item]] = [[] for _ in bands]
     for name, s in order:
         job = inst.jobs[idx[name]]
         if inst.nodes is None:
-            wants = [("pool", job.gpus)]
+            on = {"pool": job.gpus}
         else:
             on = {k: c for k, c in schedule.placement.get(name, {}).items() if c > 0}
-            if sum(on.values()) != job.gpus or not set(on) <= set(rows):
+            if sum(on.values()) != job.gpus or not set(on) <= set(where):
                 raise ValueError(f"schedule: job {name!r} has no valid placement ({dict(on)})")
-            wants = sorted(on.items(), key=lambda kv: rows[kv[0]][0])
-        take: list[int] = []
-        for where, c in wants:
-            first, n = rows[where]
-            cand = first + np.flatnonzero(free_at[first : first + n] <= s)
-            if len(cand) < c:
-                on_what = "" if inst.nodes is None else f" on node {where!r}"
-                raise ValueError(
-                    f"schedule: job {name!r} needs {c} GPUs{on_what} at slot {s}, "
-                    f"only {len(cand)} are free"
-                )
-            take.extend(int(g) for g in cand[:c])
-        free_at[take] = s + job.duration
-        out[name] = tuple(take)
+        for k, c in on.items():
+            per[where[k]].append((name, s, s + job.duration, c))
+    return [(name, first, n, items) for (name, first, n), items in zip(bands, per) if items]
+
+
+def _free_runs(ok: np.ndarray) -> list[tuple[int, int]]:
+    """Maximal runs of True in ``ok`` as (first, length)."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], ok.astype(np.int8), [0]])))
+    return [(int(a), int(b - a)) for a, b in zip(edges[::2], edges[1::2])]
+
+
+def _greedy_rows(items: Sequence[Item], n: int, *, fit: bool = False,
+                 where: str = "") -> list[tuple[int, ...]]:
+    """Rows of each item, taken by start slot: the lowest ``c`` rows free at its start, or
+    (``fit``) the lowest block of ``c`` adjacent free rows where there is one."""
+    free_at = np.zeros(n, dtype=np.int64)  # slot from which each row is free
+    out = []
+    for name, s, e, c in items:
+        ok = free_at <= s
+        cand = np.flatnonzero(ok)
+        if len(cand) < c:
+            raise ValueError(f"schedule: job {name!r} needs {c} GPUs{where} at slot {s}, "
+                             f"only {len(cand)} are free")
+        block = next((a for a, length in _free_runs(ok) if length >= c), None) if fit else None
+        take = list(range(block, block + c)) if block is not None else cand[:c].tolist()
+        free_at[take] = e
+        out.append(tuple(int(g) for g in take))
     return out
+
+
+CONTIGUOUS_BUDGET = 50_000
+"""Blocks the search of :func:`contiguous_rows` tries per band before it gives up."""
+
+
+def contiguous_rows(items: Sequence[Item], n: int,
+                    budget: int = CONTIGUOUS_BUDGET) -> list[tuple[int, ...]] | None:
+    """One block of adjacent rows of ``0..n-1`` per item, no row held by two items at once,
+    or ``None`` when none is found within ``budget`` tries.
+
+    ``items`` (``(job, start, end, GPUs)``, by start slot) are placed in that order. Each
+    tries the blocks of rows free at its start, first those flush against a busy row or
+    the band's edge, in the tightest gap, lowest first; the search backs up when a job
+    finds no block. Such an assignment need not exist, and finding one is hard in general
+    (dynamic storage allocation): hence the budget.
+    """
+    free_at = np.zeros(n, dtype=np.int64)  # slot from which each row is free
+
+    def offsets(s: int, c: int) -> Iterator[int]:
+        runs = [(a, length) for a, length in _free_runs(free_at <= s) if length >= c]
+        flush = sorted({(length - c, o) for a, length in runs for o in (a, a + length - c)})
+        yield from (o for _, o in flush)
+        for a, length in runs:  # then the blocks inside a gap, lowest first
+            yield from range(a + 1, a + length - c)
+
+    # an explicit stack: the jobs' offsets to try, the one taken, the rows' slots before it
+    stack: list[tuple[Iterator[int], int, np.ndarray]] = []
+    tries = 0
+    k = 0
+    todo = offsets(items[0][1], items[0][3]) if items else iter(())
+    while k < len(items):
+        *_, e, c = items[k]
+        o = next(todo, None) if tries < budget else None
+        if o is not None:
+            tries += 1
+            stack.append((todo, o, free_at[o : o + c].copy()))
+            free_at[o : o + c] = e
+            k += 1
+            if k < len(items):
+                todo = offsets(items[k][1], items[k][3])
+            continue
+        if tries >= budget or not stack:
+            return None
+        k -= 1  # back up: undo job k's block and try its next one
+        todo, o, saved = stack.pop()
+        free_at[o : o + items[k][3]] = saved
+    return [tuple(range(o, o + c)) for (_, o, _), (*_, c) in zip(stack, items)]
 
 
 def _occupancy(inst: Instance, schedule: Schedule, gpus: Mapping[str, Sequence[int]]) -> np.ndarray:
@@ -171,12 +274,16 @@ def plot_gantt(
     Jobs are bars coloured by kind, inference is shaded on the highest free GPUs,
     and under ``reservation="peak"`` the reserved idle GPUs are hatched. On nodes
     the rows form one labelled band per node; a job on several nodes has a bar on each.
+    Each job is one block of adjacent rows (per node) where the schedule allows it; when
+    no such drawing is found, a job may be drawn in pieces, and the y axis and the title
+    say that the rows count GPUs and are not GPU identities.
     """
     ax = new_axes(ax, (min(14.0, max(6.0, 0.25 * inst.horizon + 2)),
                        min(10.0, max(2.5, 0.35 * inst.num_gpus + 1.6))))
     G, T = inst.num_gpus, inst.horizon
     edge = 0.6 if G <= 64 else 0.15
     gpus = assign_gpus(inst, schedule)
+    split = split_jobs(inst, gpus)
     starts = [first for _, first, _ in node_rows(inst)]
     grid = _occupancy(inst, schedule, gpus)
     inference = np.asarray(inst.total_demand, dtype=np.int64)
@@ -207,11 +314,21 @@ def plot_gantt(
         step = max(1, math.ceil(G / 16))
         ax.set_yticks(np.arange(0, G, step) + 0.5)
         ax.set_yticklabels([str(g) for g in range(0, G, step)], fontsize=FONT_SIZE)
-        ax.set_ylabel("GPU")
+        ax.set_ylabel(NOT_IDENTITIES.replace(" (", "\n(") if split else "GPU")
     else:
         _node_bands(ax, inst)
+        if split:
+            ax.set_ylabel(f"node (GPUs)\n{NOT_IDENTITIES}")
     ax.set_xlabel(f"slot ({inst.slot_hours:g} h)")
-    ax.set_title(title or f"{inst.name}: {len(schedule.starts)}/{inst.num_jobs} jobs run")
+    head = title or f"{inst.name}: {len(schedule.starts)}/{inst.num_jobs} jobs run"
+    if split:
+        named = ", ".join(split[:3]) + (", ..." if len(split) > 3 else "")
+        note = (f"{len(split)} job(s) drawn in pieces ({named}): no drawing found keeps every "
+                "job on adjacent rows; rows are not GPU identities")
+        inches = ax.get_window_extent().width / ax.figure.dpi  # the axes' width
+        width = max(40, int(11 * inches))
+        head += "\n" + textwrap.fill(note, width)
+    ax.set_title(head)
     handles = [Patch(facecolor=c, edgecolor="black", label=k)
                for k, c in KIND_COLORS.items() if any(j.kind == k for j in inst.jobs)]
     handles.append(Patch(facecolor=INFERENCE_COLOR, alpha=0.35, label="inference"))

@@ -42,20 +42,122 @@ def test_gantt_assignment_never_overlaps(family, method):
         _check_assignment(inst, gpusched.solve(inst, method).schedule)
 
 
-def test_assignment_when_free_gpus_are_not_contiguous():
-    # a and e hold GPUs 0 and 2 for the whole horizon, b holds GPU 1 until slot 2; d needs
-    # 2 GPUs from slot 2: it gets GPUs 1 and 3 (not adjacent), drawn as two bars.
+def test_assignment_keeps_a_job_on_adjacent_gpus():
+    # a and e hold a GPU each for the whole horizon, b one until slot 2; d needs 2 GPUs from
+    # slot 2: the lowest free GPUs at its start would be b's and the last one, not adjacent;
+    # the chart puts e on the last GPU instead, so that d is one block.
     jobs = (Job("a", 1, 4), Job("b", 1, 2), Job("e", 1, 4), Job("d", 2, 2, release=2))
     inst = Instance("t", 4, 4, (), jobs)
     sched = Schedule("t", {"a": 0, "b": 0, "e": 0, "d": 2})
     _check_assignment(inst, sched)
-    assert plots.assign_gpus(inst, sched)["d"] == (1, 3)
+    gpus = plots.assign_gpus(inst, sched)
+    assert gpus["d"] == (1, 2) and plots.split_jobs(inst, gpus) == []
     ax = plots.plot_gantt(inst, sched)
     bars = [p for p in ax.patches if p.get_width() == 2 and p.get_x() == 2]
-    assert len(bars) == 2
+    assert len(bars) == 1
+    assert ax.get_ylabel() == "GPU" and "pieces" not in ax.get_title()
     over = Instance("u", 2, 2, (), (Job("a", 2, 2), Job("b", 1, 1)))
     with pytest.raises(ValueError, match="needs 1 GPUs"):
         plots.assign_gpus(over, Schedule("u", {"a": 0, "b": 0}))
+
+
+def _no_block_drawing() -> tuple[Instance, Schedule]:
+    """4 GPUs where no drawing keeps every job on adjacent rows: g and h need the rows that
+    d and i (then e and f) free, and those pairs cannot both be adjacent (see the test)."""
+    spec = [("a", 2, 0, 2), ("b", 2, 1, 2), ("c", 1, 2, 2), ("d", 1, 2, 3), ("e", 1, 3, 2),
+            ("f", 1, 3, 4), ("i", 1, 4, 3), ("g", 2, 5, 3), ("h", 2, 7, 1)]
+    jobs = tuple(Job(n, g, p, release=s) for n, g, s, p in spec)
+    return Instance("nb", 4, 8, (), jobs), Schedule("nb", {n: s for n, _, s, _ in spec})
+
+
+def test_contiguous_rows_none_when_no_drawing_exists_then_jobs_in_pieces():
+    # a [0,2) and b [1,3) take two blocks of two; c, d take a's rows, e, f take b's; i takes
+    # c's row. g (from 5) needs d's and e's rows adjacent: d and e sit where the blocks meet;
+    # then c (so i) and f are at the two ends, and h (from 7) needs i's and f's rows.
+    inst, sched = _no_block_drawing()
+    instances.evaluate(inst, sched)
+    (_, _, n, items), = plots._band_items(inst, sched)
+    assert plots.contiguous_rows(items, n) is None
+    _check_assignment(inst, sched)
+    gpus = plots.assign_gpus(inst, sched)
+    split = plots.split_jobs(inst, gpus)
+    assert len(split) == 1  # the fallback keeps every other job on adjacent rows
+    ax = plots.plot_gantt(inst, sched)
+    assert ax.get_ylabel().replace("\n", " ") == "GPU count (rows are not GPU identities)"
+    title = ax.get_title().replace("\n", " ")
+    assert "1 job(s) drawn in pieces" in title and "rows are not GPU identities" in title
+    bars = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_x() == sched.starts[split[0]]
+            and p.get_width() == inst.jobs[inst.job_index[split[0]]].duration]
+    assert len(bars) == 2
+
+
+def _brute_force_blocks(items, n) -> bool:
+    """Whether some choice of one block of rows per item holds no row twice at once."""
+    from itertools import product
+
+    horizon = max(e for _, _, e, _ in items)
+    for offs in product(*(range(n - c + 1) for *_, c in items)):
+        grid = np.zeros((n, horizon), dtype=np.int64)
+        for o, (_, s, e, c) in zip(offs, items):
+            grid[o : o + c, s:e] += 1
+        if grid.max() <= 1:
+            return True
+    return False
+
+
+def test_contiguous_rows_agrees_with_brute_force():
+    rng = np.random.default_rng(5)
+    seen = {True: 0, False: 0}
+    for _ in range(300):
+        n, items, load = 4, [], np.zeros(12, dtype=np.int64)
+        for k in range(int(rng.integers(3, 7))):
+            s, p, c = int(rng.integers(0, 6)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
+            if (load[s : s + p] + c <= n).all():
+                load[s : s + p] += c
+                items.append((f"j{k}", s, s + p, c))
+        items.sort(key=lambda it: (it[1], it[0]))
+        got = plots.contiguous_rows(items, n)
+        exists = _brute_force_blocks(items, n)
+        assert (got is not None) == exists, items
+        seen[exists] += 1
+        if got is not None:
+            grid = np.zeros((n, 12), dtype=np.int64)
+            for rows, (_, s, e, c) in zip(got, items):
+                assert len(rows) == c and list(rows) == list(range(rows[0], rows[0] + c))
+                grid[list(rows), s:e] += 1
+            assert grid.max() <= 1
+    assert seen[True] > 0
+
+
+@pytest.mark.parametrize(("family", "seed", "method"), [
+    ("hc-mixed", 0, "list"), ("hc-mixed", 1, "list"), ("hc-multi-service", 0, "list"),
+    ("hc-bursty", 3, "list"), ("hc-mixed", 1, "fifo"), ("medium", 0, "fifo"),
+])
+def test_gantt_rows_of_each_job_are_contiguous(family, seed, method):
+    # schedules whose lowest-free drawing split jobs over non-adjacent rows (train-4 of
+    # hc-mixed s0 on rows 0-1 and 6-7): each job is now one block of rows, one bar
+    import matplotlib.pyplot as plt
+
+    inst = instances.generate(family, seed=seed)
+    sched = gpusched.solve(inst, method).schedule
+    _check_assignment(inst, sched)
+    gpus = plots.assign_gpus(inst, sched)
+    for name, rows in gpus.items():
+        assert sorted(rows) == list(range(min(rows), min(rows) + len(rows))), name
+    assert plots.split_jobs(inst, gpus) == []
+    ax = plots.plot_gantt(inst, sched, labels=False)
+    bars = [p for p in ax.patches if isinstance(p, Rectangle) and tuple(p.get_edgecolor()) == (0, 0, 0, 1)]
+    assert len(bars) == len(sched.starts)  # one bar per job
+    assert ax.get_ylabel() == "GPU"
+    plt.close("all")
+
+
+def test_contiguous_rows_on_nodes_stay_in_each_node():
+    inst = instances.generate("hc-multi-service", seed=0, node_gpus=[8, 4, 4])
+    sched = gpusched.solve(inst, "list").schedule
+    _check_node_assignment(inst, sched)
+    gpus = plots.assign_gpus(inst, sched)
+    assert plots.split_jobs(inst, gpus) == []
 
 
 def _png_ok(path) -> None:
