@@ -6,9 +6,10 @@ a :class:`PackRun` whose placement has passed the independent checker
 (:func:`instances.packing.evaluate_placement`).
 
 Policies: ``random``, ``dotprod``, ``clustering``, ``packing``, ``bestfit``,
-``fgd`` (the scores of :mod:`.scores`), and ``firstfit`` (the toolkit's own
+``fgd`` (the scores of :mod:`.scores`), ``first-fit`` (the toolkit's own
 rule: the first node in list order with room, the lowest-indexed GPU with
-room).
+room), and any placement rule of :data:`heuristics.placement_rules.PLACEMENT_RULES`
+or a user's rule itself (:mod:`.custom`, PROBLEM.md section 14).
 """
 
 from __future__ import annotations
@@ -28,22 +29,40 @@ from instances.packing import (
     target_workload,
 )
 
-from ..rules import check_known
+from ..placement_rules import (
+    BUILTIN_PACKING,
+    FGD_POLICIES,
+    PLACEMENT_RULES,
+    PlacementRule,
+    resolve_placement,
+)
+from .custom import run_compiled, run_plain
 from .online import POLICY_CODES, run_online
 from .orders import ORDERS, check_order, pod_order
 
 __all__ = ["FGD_POLICIES", "ORDERS", "POLICIES", "PackRun", "check_policy", "place", "pod_order"]
 
-FGD_POLICIES: tuple[str, ...] = ("random", "dotprod", "clustering", "packing", "bestfit", "fgd")
-"""The six policies of FGD's evaluation, in the paper's order."""
-
-POLICIES: tuple[str, ...] = (*FGD_POLICIES, "firstfit")
-"""Every policy :func:`place` knows."""
+POLICIES: tuple[str, ...] = BUILTIN_PACKING
+"""The built-in policies of :func:`place` (FGD's six and ``first-fit``)."""
 
 
-def check_policy(policy: str) -> str:
-    """Return ``policy`` or raise :class:`ValueError` listing the known ones."""
-    return check_known("policy", policy, POLICIES)
+def check_policy(policy: Any) -> PlacementRule:
+    """The placement rule ``policy`` names or is, one that runs in the packing experiment.
+
+    Raises
+    ------
+    ValueError
+        For an unknown rule, or a built-in that runs only in time.
+    """
+    if isinstance(policy, str) and ":" not in policy and policy not in PLACEMENT_RULES \
+            and policy != "firstfit":
+        raise ValueError(f"policy: unknown policy {policy!r}; known: {', '.join(POLICIES)} "
+                         "(random:SEED; MODULE:NAME for your own rule)")
+    entry = resolve_placement(policy)
+    if entry.builtin and "packing" not in entry.where:
+        raise ValueError(f"policy: {entry.name!r} is a placement rule in time only; the packing "
+                         f"policies are {', '.join(POLICIES)} and any user rule (MODULE:NAME)")
+    return entry
 
 
 @dataclass(frozen=True)
@@ -53,7 +72,8 @@ class PackRun:
     Attributes
     ----------
     policy, order, seed
-        What ran (``seed`` drives ``random``'s draws only).
+        What ran: the rule's name (a user's rule not registered:
+        ``MODULE:NAME``); ``seed`` drives ``random``'s draws only.
     placement
         Where each placed pod went (checked).
     metrics
@@ -73,7 +93,7 @@ class PackRun:
     runtime_s: float
 
 
-def place(packing: Packing, policy: str, *, seed: int = 0, order: str = "arrival",
+def place(packing: Packing, policy: Any, *, seed: int = 0, order: str = "arrival",
           workload: TargetWorkload | None = None) -> PackRun:
     """Place ``packing``'s pods one by one with ``policy``.
 
@@ -82,7 +102,9 @@ def place(packing: Packing, policy: str, *, seed: int = 0, order: str = "arrival
     packing
         Nodes and pods.
     policy
-        One of :data:`POLICIES`.
+        A placement rule: one of :data:`POLICIES`, a registered rule's name,
+        ``MODULE:NAME``, or a user's rule itself (``rule(view, job) -> scores``,
+        plain or numba-compiled, or an object with ``score``).
     seed
         Seeds ``random``'s draws.
     order
@@ -93,13 +115,19 @@ def place(packing: Packing, policy: str, *, seed: int = 0, order: str = "arrival
     Raises
     ------
     ValueError
-        For an unknown policy or order.
+        For an unknown policy or order, or a user's rule that raises or returns
+        anything but one score per node (naming the rule and the pod).
     """
-    code = POLICY_CODES[check_policy(policy)]
+    entry = check_policy(policy)
     a = packing.arrays
     seq = pod_order(a, check_order(order))
+    if not entry.builtin:
+        return _place_user(packing, entry, seq, order, seed)
+    code = POLICY_CODES[entry.name.partition(":")[0]]
+    if entry.seed:
+        seed = entry.seed
     w = workload
-    if w is None and policy == "fgd" and packing.pods:
+    if w is None and entry.name == "fgd" and packing.pods:
         w = target_workload(packing)
     t = _workload_arrays(w, len(a.models))
     rng = np.random.default_rng(seed)
@@ -110,13 +138,30 @@ def place(packing: Packing, policy: str, *, seed: int = 0, order: str = "arrival
                                a.pod_allowed, a.node_gpus, a.node_cpu, a.node_mem, a.node_model,
                                *t, u_node, u_gpu)
     runtime = time.perf_counter() - t0
-    assign = {}
-    for j in seq:
-        n = int(node_of[j])
-        if n >= 0:
-            m = int(mask[j])
-            gpus = tuple(i for i in range(int(a.node_gpus[n])) if m >> i & 1)
-            assign[packing.pods[j].name] = (packing.nodes[n].name, gpus)
+    gpus = [[i for i in range(int(a.node_gpus[n])) if int(m) >> i & 1] if n >= 0 else []
+            for n, m in zip(node_of.tolist(), mask.tolist())]
+    return _checked(packing, entry.name, order, seed, seq, node_of, gpus, runtime)
+
+
+def _place_user(packing: Packing, entry: PlacementRule, seq: np.ndarray, order: str,
+                seed: int) -> PackRun:
+    """:func:`place` under a user's rule: compiled inside the loop, or called per pod."""
+    names = tuple(p.name for p in packing.pods)
+    t0 = time.perf_counter()
+    if entry.compiled:
+        node_of, gpus = run_compiled(entry, packing.arrays, names, seq)
+    else:
+        models = tuple(tuple(p.gpu_models) for p in packing.pods)
+        node_of, gpus = run_plain(entry, packing.arrays, names, models, seq)
+    return _checked(packing, entry.name, order, seed, seq, node_of, gpus,
+                    time.perf_counter() - t0)
+
+
+def _checked(packing: Packing, policy: str, order: str, seed: int, seq: np.ndarray,
+             node_of: np.ndarray, gpus: list[list[int]], runtime: float) -> PackRun:
+    """The run's placement, through the independent checker."""
+    assign = {packing.pods[j].name: (packing.nodes[int(node_of[j])].name, tuple(gpus[j]))
+              for j in seq.tolist() if node_of[j] >= 0}
     placement = Placement(packing.name, assign)
     metrics = evaluate_placement(packing, placement)
     return PackRun(policy, order, seed, placement, metrics, node_of, runtime)

@@ -25,7 +25,7 @@ __all__ = ["POLICY_CODES", "run_online"]
 
 POLICY_CODES: dict[str, int] = {
     "random": 0, "dotprod": 1, "clustering": 2, "packing": 3, "bestfit": 4, "fgd": 5,
-    "firstfit": 6,
+    "first-fit": 6,
 }
 """Policy name -> the code the compiled loop dispatches on."""
 

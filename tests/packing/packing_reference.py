@@ -134,7 +134,7 @@ def place_reference(packing: Packing, policy: str, order: list[int],
         fgd_gpu = -1
         if policy == "random":
             n = feasible[min(int(u_node[j] * len(feasible)), len(feasible) - 1)]
-        elif policy == "firstfit":
+        elif policy == "first-fit":
             n = feasible[0]
         else:
             scored = [_score(st, pod, x, policy, w) for x in feasible]
@@ -148,7 +148,7 @@ def place_reference(packing: Packing, policy: str, order: list[int],
                 i = fgd_gpu
             elif policy == "random":
                 i = room[min(int(u_gpu[j] * len(room)), len(room) - 1)]
-            elif policy == "firstfit":
+            elif policy == "first-fit":
                 i = room[0]
             else:
                 i = min(room, key=lambda k: (left[k], k))

@@ -21,7 +21,7 @@ from instances.packing import (
 def test_curve_after_every_pod():
     p = Packing("c", (node("a", 2), node("b", 2)),
                 (pod("w", 2), pod("big", 4), pod("s", 1, 500), pod("c", 0, cpu=100)))
-    run = place(p, "firstfit")
+    run = place(p, "first-fit")
     assert "big" not in run.placement.assign
     c = packing_curve(p, run.placement)
     assert c.arrived_milli.tolist() == [0, 2000, 6000, 6500, 6500]

@@ -1,4 +1,4 @@
-"""The six policies (and firstfit): each rule on hand-built cases, and the compiled loop
+"""The six policies (and first-fit): each rule on hand-built cases, and the compiled loop
 against the plain-Python reference on random packings."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def _packing(nodes, pods):
 
 def test_ties_go_to_the_earliest_node():
     p = _packing([node("a", 2), node("b", 2), node("c", 2)], [pod("x")])
-    for policy in ("dotprod", "clustering", "packing", "bestfit", "fgd", "firstfit"):
+    for policy in ("dotprod", "clustering", "packing", "bestfit", "fgd", "first-fit"):
         assert _where(place(p, policy), "x") == ("a", (0,)), policy
 
 
