@@ -1,15 +1,17 @@
 """The node Gantt chart: GPUs within a node, one lane per GPU index, and shared GPUs.
 
-A whole-GPU job is a bar on each GPU lane it holds. The shared jobs of one
-GPU lie inside its lane, stacked: each takes a band of the lane's height in
-proportion to its share (``gpu_milli / 1000``), labelled with the share, so
-a lane whose bands touch its top is full. Meant for a few nodes (the nodes
-a schedule uses, or the ones named): one lane per GPU of each.
+A whole-GPU job is a bar on each GPU lane it holds, as tall as the lane's
+room. The shared jobs of one GPU lie inside its lane, stacked: each takes a
+band of that room in proportion to its share (``gpu_milli / 1000``), labelled
+with the job and its share where that fits, so a lane whose bands reach the
+top of its room is full. Meant for a few nodes (the nodes a schedule uses, or
+the ones named): one lane per GPU of each, and the GPUs of a node that hold no
+job in one lane of their own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -30,8 +32,8 @@ from .plots import (
 from .plots_text import FittedLabel, short_names
 
 __all__ = [
-    "MAX_NODES", "Lane", "gpu_indices", "node_lanes", "plot_node_gantt", "plot_schedule_gantt",
-    "share_bands",
+    "LANE_HEIGHT", "MAX_NODES", "Lane", "gpu_indices", "node_lanes", "plot_node_gantt",
+    "plot_schedule_gantt", "share_bands",
 ]
 
 MAX_NODES = 8
@@ -41,23 +43,42 @@ FULL = 1000
 """``gpu_milli`` of one whole GPU."""
 
 SHARED_EDGE = "#333333"
+IDLE_HATCH = "#CCCCCC"
+
+LANE_PAD = 0.12
+"""Room left empty above and below a lane's bars (in lanes): bars stay clear of the lines."""
+LANE_HEIGHT = 1.0 - 2 * LANE_PAD
+"""Height of a whole GPU in its lane (a share takes its fraction of it)."""
 
 
 @dataclass(frozen=True)
 class Lane:
-    """One row of the chart: GPU ``gpu`` of node ``node``, drawn at height ``row``."""
+    """One row of the chart: GPU ``gpu`` of node ``node``, drawn at height ``row``; or, where
+    ``idle`` lists GPUs, one row for those GPUs of the node, which hold no job."""
 
     node: str
     gpu: int
     row: int
+    idle: tuple[int, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """``GPU 3``, or ``GPU 6-7 idle`` (``GPU 1, 4 idle``) for GPUs that hold no job."""
+        if not self.idle:
+            return f"GPU {self.gpu}"
+        g = self.idle
+        run = list(g) == list(range(g[0], g[0] + len(g)))
+        names = f"{g[0]}-{g[-1]}" if run and len(g) > 1 else ", ".join(map(str, g))
+        return f"GPU {names} idle"
 
 
 def gpu_indices(inst: Instance, schedule: Schedule) -> dict[str, dict[str, tuple[int, ...]]]:
     """The GPU indices of every job that runs, per node.
 
     A schedule that lists indices (``schedule.indices``, model version 3) gives them;
-    one that gives counts (version 2, whole GPUs only) gets the lowest-indexed GPUs of
-    each node free at the job's start (:func:`gpusched.plots.assign_gpus`).
+    one that gives counts (version 2, whole GPUs only) gets the rows the flat Gantt chart
+    draws (:func:`gpusched.plots.assign_gpus`: one block of adjacent GPUs on each node
+    where the schedule allows it).
     """
     if inst.nodes is None:
         raise ValueError("inst: the node Gantt chart needs an instance with nodes")
@@ -76,8 +97,13 @@ def gpu_indices(inst: Instance, schedule: Schedule) -> dict[str, dict[str, tuple
     return out
 
 
-def node_lanes(inst: Instance, nodes: Sequence[str]) -> list[Lane]:
-    """The lanes of ``nodes`` (in the instance's node order), GPU 0 of the first node on top."""
+def node_lanes(inst: Instance, nodes: Sequence[str],
+               busy: Mapping[str, Iterable[int]] | None = None) -> list[Lane]:
+    """The lanes of ``nodes`` (in the instance's node order), GPU 0 of the first node on top.
+
+    With ``busy`` (node -> the GPUs that hold a job), the other GPUs of each node share one
+    lane, below the node's busy ones (:attr:`Lane.idle`).
+    """
     if inst.nodes is None:
         raise ValueError("inst: the node Gantt chart needs an instance with nodes")
     known = {n.name: n.gpus for n in inst.nodes}
@@ -85,13 +111,20 @@ def node_lanes(inst: Instance, nodes: Sequence[str]) -> list[Lane]:
         if name not in known:
             raise ValueError(f"nodes: instance {inst.name!r} has no node {name!r}")
     wanted = set(nodes)
-    order = [n.name for n in inst.nodes if n.name in wanted]
-    total = sum(known[n] for n in order)
-    lanes, row = [], total
-    for name in order:
-        for g in range(known[name]):
+    per: list[tuple[str, list[int], tuple[int, ...]]] = []
+    for name in (n.name for n in inst.nodes if n.name in wanted):
+        gpus = list(range(known[name]))
+        used = set(gpus) if busy is None else set(busy.get(name, ()))
+        per.append((name, [g for g in gpus if g in used], tuple(g for g in gpus if g not in used)))
+    row = sum(len(shown) + bool(idle) for _, shown, idle in per)
+    lanes = []
+    for name, shown, idle in per:
+        for g in shown:
             row -= 1
             lanes.append(Lane(name, g, row))
+        if idle:
+            row -= 1
+            lanes.append(Lane(name, idle[0], row, idle))
     return lanes
 
 
@@ -136,9 +169,17 @@ def _share_text(milli: int) -> str:
     return f"{milli / FULL:.2f}".rstrip("0").rstrip(".") if milli % 10 == 0 else f"{milli / FULL:.3f}"
 
 
+def _share_labels(name: str, milli: int) -> list[str]:
+    """The texts to try on a share's band: ``8083: 0.65``, ``8083``, then ``0.65``."""
+    share = _share_text(milli)
+    tail = short_names(name)[-1]
+    return [f"{tail}: {share}", tail, share]
+
+
 def plot_node_gantt(
     inst: Instance, schedule: Schedule, *, nodes: Sequence[str] | None = None,
     ax: Axes | None = None, labels: bool = True, title: str | None = None,
+    merge_idle: bool = True,
 ) -> Axes:
     """Gantt chart of the GPUs of a few nodes: one lane per GPU index, shares stacked.
 
@@ -148,23 +189,33 @@ def plot_node_gantt(
         The nodes to draw; default the first :data:`MAX_NODES` nodes the schedule uses
         (in node order), or the first node when it uses none.
     labels
-        Job names on whole-GPU bars and shares (``0.5``) on shared ones, where they fit.
+        Job names on whole-GPU bars, and the job and its share (``8083: 0.5``, or less) on
+        shared ones, where they fit.
+    merge_idle
+        The GPUs of a drawn node that hold no job share one lane (``GPU 6-7 idle``);
+        ``False``: one lane for each.
 
     Returns
     -------
     Axes
-        With one y tick per lane (``GPU i``) and the node names (model) on the left.
+        With one y tick per lane (``GPU i``) and the node names (model) on the left; the
+        default title says which nodes are drawn and how many of their GPUs stay idle.
     """
     place = gpu_indices(inst, schedule)
+    used = {k for on in place.values() for k in on}
+    chosen = nodes is None
     if nodes is None:
-        used = {k for on in place.values() for k in on}
         nodes = [n.name for n in inst.nodes or () if n.name in used][:MAX_NODES]
         if not nodes and inst.nodes:
             nodes = [inst.nodes[0].name]
-    lanes = node_lanes(inst, nodes)
-    row = {(ln.node, ln.gpu): ln.row for ln in lanes}
+    busy: dict[str, set[int]] = {}
+    for on in place.values():
+        for k, gpus in on.items():
+            busy.setdefault(k, set()).update(gpus)
+    lanes = node_lanes(inst, nodes, busy if merge_idle else None)
+    row = {(ln.node, ln.gpu): ln.row for ln in lanes if not ln.idle}
     R, T = len(lanes), inst.horizon
-    ax = new_axes(ax, (min(14.0, max(6.0, 0.12 * T + 3)), min(12.0, max(2.5, 0.42 * R + 1.4))))
+    ax = new_axes(ax, (min(14.0, max(6.0, 0.45 * T + 3)), min(12.0, max(2.5, 0.5 * R + 1.4))))
     idx = inst.job_index
     shared: dict[tuple[str, int], list[tuple[str, int, int, int]]] = {}
     for name, on in place.items():
@@ -178,42 +229,66 @@ def plot_node_gantt(
                 if job.gpu_milli < FULL:
                     shared.setdefault((node, g), []).append((name, s, s + job.duration, job.gpu_milli))
                     continue
-                bar = Rectangle((s, row[node, g] + 0.06), job.duration, 0.88, facecolor=color,
-                                edgecolor="black", linewidth=0.6)
+                bar = Rectangle((s, row[node, g] + LANE_PAD), job.duration, LANE_HEIGHT,
+                                facecolor=color, edgecolor="black", linewidth=0.6)
                 ax.add_patch(bar)
                 if labels:
                     ax.add_artist(FittedLabel(bar, short_names(name), fontsize=FONT_SIZE, color="white"))
     share_color = KIND_COLORS["batch_inference"]
     for (node, g), js in shared.items():
-        base = row[node, g] + 0.06
-        for _, a, b, lo, hi in share_bands(js):
-            bar = Rectangle((a, base + 0.88 * lo / FULL), b - a, 0.88 * (hi - lo) / FULL,
+        base = row[node, g] + LANE_PAD
+        for name, a, b, lo, hi in share_bands(js):
+            bar = Rectangle((a, base + LANE_HEIGHT * lo / FULL), b - a, LANE_HEIGHT * (hi - lo) / FULL,
                             facecolor=share_color, alpha=0.85, edgecolor=SHARED_EDGE, linewidth=0.5)
             ax.add_patch(bar)
             if labels:
-                ax.add_artist(FittedLabel(bar, [_share_text(hi - lo)], fontsize=FONT_SIZE - 1,
+                ax.add_artist(FittedLabel(bar, _share_labels(name, hi - lo), fontsize=FONT_SIZE,
                                           color="black"))
+    for ln in lanes:
+        if ln.idle:
+            ax.add_patch(Rectangle((0, ln.row + LANE_PAD), T, LANE_HEIGHT, facecolor="none",
+                                   hatch="////", edgecolor=IDLE_HATCH, linewidth=0.0))
     _bands(ax, inst, lanes)
     ax.set_xlim(0, T)
     ax.set_ylim(0, R)
     ax.set_xlabel(f"slot ({inst.slot_hours:g} h)")
     ran = sum(1 for on in place.values() if set(on) & set(nodes))
-    ax.set_title(title or f"{inst.name}: {len(nodes)} nodes, {ran} jobs on them")
+    ax.set_title(title or _title(inst, nodes, used, lanes, ran, chosen))
     kinds = {inst.jobs[idx[j]].kind for j in place if inst.jobs[idx[j]].gpu_milli == FULL}
-    handles = [Patch(facecolor=c, edgecolor="black", label=k) for k, c in KIND_COLORS.items() if k in kinds]
+    handles = [Patch(facecolor=c, edgecolor="black", label=f"{k} (whole GPU)")
+               for k, c in KIND_COLORS.items() if k in kinds]
     if shared:
         handles.append(Patch(facecolor=share_color, alpha=0.85, edgecolor=SHARED_EDGE,
                              label="shared GPU (height: share)"))
+    if any(ln.idle for ln in lanes):
+        handles.append(Patch(facecolor="none", hatch="////", edgecolor=IDLE_HATCH,
+                             label="GPUs idle all along"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT_SIZE,
               frameon=False)
     return ax
+
+
+def _title(inst: Instance, nodes: Sequence[str], used: set[str], lanes: Sequence[Lane],
+           ran: int, chosen: bool) -> str:
+    """What the chart shows: which nodes, how many jobs, how many of their GPUs stay idle."""
+    holding = [n for n in nodes if n in used]
+    if chosen and holding:
+        which = (f"the {len(nodes)} nodes that hold jobs" if len(used) == len(nodes)
+                 else f"{len(nodes)} of the {len(used)} nodes that hold jobs")
+    else:
+        which = f"{len(nodes)} node(s), {len(holding)} of them holding jobs"
+    gpus = sum(n.gpus for n in inst.nodes or () if n.name in set(nodes))
+    idle = sum(len(ln.idle) for ln in lanes)
+    rest = f"; {idle} of their {gpus} GPUs idle all along" if idle else ""
+    return f"{inst.name}: {which}, {ran} jobs{rest}"
 
 
 def _bands(ax: Axes, inst: Instance, lanes: Sequence[Lane]) -> None:
     """Lane ticks (``GPU i``), a shaded band and a label per node (name and model)."""
     models: Mapping[str, str | None] = {n.name: n.model for n in inst.nodes or ()}
     ax.set_yticks([ln.row + 0.5 for ln in lanes])
-    ax.set_yticklabels([f"GPU {ln.gpu}" for ln in lanes], fontsize=FONT_SIZE)
+    ax.set_yticklabels([ln.label for ln in lanes], fontsize=FONT_SIZE)
+    gap = 0.56 * FONT_SIZE * max(len(ln.label) for ln in lanes) + 14  # past the tick labels
     by: dict[str, list[int]] = {}
     for ln in lanes:
         by.setdefault(ln.node, []).append(ln.row)
@@ -224,11 +299,11 @@ def _bands(ax: Axes, inst: Instance, lanes: Sequence[Lane]) -> None:
         if hi < len(lanes):
             ax.axhline(hi, color="black", linewidth=0.9, zorder=3)
         for r in rows[1:]:
-            ax.axhline(r + 1, color="#BBBBBB", linewidth=0.4, zorder=0.5)
+            ax.axhline(r + 1, color="#999999", linewidth=0.5, zorder=0.5)
         model = models.get(name)
         text = name if model is None else f"{name}\n{model}"
         ax.annotate(text, xy=(0, (lo + hi) / 2), xycoords=("axes fraction", "data"),
-                    xytext=(-46, 0), textcoords="offset points", ha="right", va="center",
+                    xytext=(-gap, 0), textcoords="offset points", ha="right", va="center",
                     fontsize=FONT_SIZE, annotation_clip=False)
     ax.set_ylabel("")
 

@@ -16,6 +16,7 @@ import instances
 import milp
 from gpusched import plots_nodes
 from gpusched.plots import save_figure
+from gpusched.plots_nodes import LANE_HEIGHT
 from instances import Instance, Job, Node, Service
 
 
@@ -41,7 +42,7 @@ def solved():
 
 
 def _shared_bars(ax) -> list[Rectangle]:
-    return [p for p in ax.patches if isinstance(p, Rectangle) and p.get_height() < 0.8]
+    return [p for p in ax.patches if isinstance(p, Rectangle) and p.get_height() < LANE_HEIGHT - 1e-9]
 
 
 def test_lanes_one_per_gpu_in_node_order() -> None:
@@ -56,14 +57,14 @@ def test_lanes_one_per_gpu_in_node_order() -> None:
 
 def test_gantt_of_a_milp_schedule(tmp_path, solved) -> None:
     inst, sched = solved
-    ax = plots_nodes.plot_node_gantt(inst, sched, nodes=["na", "nb"])
+    ax = plots_nodes.plot_node_gantt(inst, sched, nodes=["na", "nb"], merge_idle=False)
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels == ["GPU 0", "GPU 1", "GPU 2", "GPU 3", "GPU 0", "GPU 1"]  # six lanes
     assert ax.get_ylim() == (0, 6)
     bars = _shared_bars(ax)
     shared = [j.name for j in inst.jobs if j.gpu_milli < 1000 and j.name in sched.starts]
     assert len(shared) == 7
-    heights = sorted(round(b.get_height() / 0.88 * 1000) for b in bars)
+    heights = sorted(round(b.get_height() / LANE_HEIGHT * 1000) for b in bars)
     assert heights.count(500) >= 6 and 300 in heights  # each share's band is its share of the lane
     # some GPU carries two shares at once: their bands are stacked, not overlaid
     stacked = [(a, b) for a in bars for b in bars if a is not b
@@ -80,8 +81,9 @@ def test_gantt_of_a_milp_schedule(tmp_path, solved) -> None:
 def test_default_nodes_are_the_used_ones(solved) -> None:
     inst, sched = solved
     used = {k for on in sched.indices.values() for k in on}
-    ax = plots_nodes.plot_node_gantt(inst, sched)
+    ax = plots_nodes.plot_node_gantt(inst, sched, merge_idle=False)
     assert len(ax.get_yticklabels()) == sum(n.gpus for n in inst.nodes if n.name in used)
+    assert "nodes that hold jobs" in plots_nodes.plot_node_gantt(inst, sched).get_title()
 
 
 def test_count_placements_get_lowest_free_indices() -> None:
@@ -154,3 +156,71 @@ def test_cli_plot_draws_a_version_3_schedule(tmp_path, capsys, solved) -> None:
     assert all((tmp_path / n).stat().st_size > 1000 for n in names)
     ax = plots_nodes.plot_schedule_gantt(inst, sched)
     assert [t.get_text() for t in ax.get_yticklabels()][:1] == ["GPU 0"]  # the node chart, by GPU index
+
+
+def _bars_of_lanes(ax) -> list[Rectangle]:
+    """Job bars: not the node bands' shading (zorder 0) nor the idle lanes' hatching."""
+    return [p for p in ax.patches if isinstance(p, Rectangle) and p.get_facecolor()[3] > 0
+            and p.get_zorder() > 0]
+
+
+def _busy_one_node() -> tuple[Instance, instances.Schedule]:
+    """Node n0 (4 GPUs): a whole GPU job on GPU 0 for two slots, two shares on GPU 2;
+    GPUs 1 and 3 hold nothing. Node n1 (2 GPUs) holds nothing."""
+    nodes = (Node("n0", 4, "A"), Node("n1", 2, "A"))
+    jobs = (Job("train-1", 1, 2, 1.0), Job("pod-7", 1, 3, 1.0, gpu_milli=600),
+            Job("pod-12", 1, 1, 1.0, gpu_milli=400, release=1))
+    inst = Instance("one-node", 6, 4, (), jobs, nodes=nodes)
+    sched = instances.Schedule("one-node", {"train-1": 0, "pod-7": 0, "pod-12": 1},
+                               indices={"train-1": {"n0": (0,)}, "pod-7": {"n0": (2,)},
+                                        "pod-12": {"n0": (2,)}})
+    instances.evaluate(inst, sched)
+    return inst, sched
+
+
+def test_bars_stay_inside_their_lane(solved) -> None:
+    # whole-GPU bars and shares keep clear of the lines between lanes (and of the node
+    # lines): each lies inside [row + pad, row + 1 - pad] of one lane
+    for inst, sched in (solved, _busy_one_node()):
+        ax = plots_nodes.plot_node_gantt(inst, sched)
+        bars = _bars_of_lanes(ax)
+        assert bars
+        for b in bars:
+            lane = int(b.get_y())
+            assert b.get_y() >= lane + plots_nodes.LANE_PAD - 1e-9
+            assert b.get_y() + b.get_height() <= lane + 1 - plots_nodes.LANE_PAD + 1e-9
+        whole = [b for b in bars if abs(b.get_height() - LANE_HEIGHT) < 1e-9]
+        assert whole  # the whole-GPU bars: the lane's full room, no taller
+
+
+def test_idle_gpus_share_one_lane_and_the_title_says_so() -> None:
+    inst, sched = _busy_one_node()
+    ax = plots_nodes.plot_node_gantt(inst, sched)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["GPU 0", "GPU 2", "GPU 1, 3 idle"]  # n1 holds nothing: not drawn
+    assert ax.get_ylim() == (0, 3)
+    title = ax.get_title()
+    assert "the 1 nodes that hold jobs" in title and "2 of their 4 GPUs idle" in title
+    assert "GPUs idle all along" in [t.get_text() for t in ax.get_legend().get_texts()]
+    ax = plots_nodes.plot_node_gantt(inst, sched, nodes=["n0", "n1"])
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["GPU 0", "GPU 2", "GPU 1, 3 idle", "GPU 0-1 idle"]
+    assert "2 node(s), 1 of them holding jobs" in ax.get_title()
+    assert plots_nodes.Lane("n", 6, 0, (6, 7)).label == "GPU 6-7 idle"
+    assert plots_nodes.Lane("n", 1, 0, (1,)).label == "GPU 1 idle"
+
+
+def test_every_job_that_fits_a_label_has_one() -> None:
+    # shares carry the job's short name beside the share (``7: 0.6``), or the name alone
+    import matplotlib.pyplot as plt
+
+    from gpusched.plots_text import FittedLabel
+
+    inst, sched = _busy_one_node()
+    ax = plots_nodes.plot_node_gantt(inst, sched)
+    ax.figure.canvas.draw()
+    shown = {t.get_text() for t in ax.texts if isinstance(t, FittedLabel) and t.shown}
+    assert "train-1" in shown or "1" in shown
+    assert {"7: 0.6", "12: 0.4"} <= shown or {"7", "12"} <= shown
+    assert min(t.get_fontsize() for t in ax.texts if isinstance(t, FittedLabel)) >= 8
+    plt.close(ax.figure)
