@@ -20,13 +20,14 @@ from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
-
-import jsonschema
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .model import MAX_HORIZON, MAX_JOBS, Instance, Job, Node, Service
 from .resources import JOB_FIELDS, NODE_FIELDS, flat_fields, job_fields_to_dict, node_fields_to_dict
 from .schedule import Schedule
+
+if TYPE_CHECKING:
+    import jsonschema  # imported where a file is validated: it takes a while to import
 
 T = TypeVar("T")
 
@@ -40,6 +41,7 @@ __all__ = [
     "dumps",
     "instance_from_dict",
     "instance_to_dict",
+    "json_error_text",
     "load",
     "load_json",
     "load_schedule",
@@ -167,13 +169,42 @@ def _parse(text: str) -> Any:
 
 
 def _schema_check(data: Any, kind: str) -> None:
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(schema(kind))
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    errors = list(validator.iter_errors(data))
+    error = jsonschema.exceptions.best_match(errors)
     if error is not None:
         message = error.message
         if len(message) > 200:  # the offending value may be a whole list of jobs
             message = f"{message[:120]} ... {message[-60:]}"
+        if error.validator in ("required", "additionalProperties"):
+            message = _key_problems(errors, error)
         raise ValueError(f"{_path(error)}: {message}")
+
+
+def _key_problems(errors: list[jsonschema.ValidationError], error: jsonschema.ValidationError) -> str:
+    """Every missing and unknown key of the object ``error`` is about, in one message:
+    a misspelt key (``gpu`` for ``gpus``) is both, and says so
+    (``'gpus' is a required property; unknown key 'gpu' (did you mean 'gpus'?)``).
+    """
+    import difflib
+
+    here = [e for e in errors if e.absolute_path == error.absolute_path
+            and e.validator in ("required", "additionalProperties")]
+    obj, spec = error.instance, error.schema
+    if not isinstance(obj, dict) or not isinstance(spec, dict):  # pragma: no cover - by the schema
+        return error.message
+    known = list(spec.get("properties", {}))
+    missing = [k for k in spec.get("required", ()) if k not in obj]
+    unknown = ([k for k in obj if k not in known]
+               if any(e.validator == "additionalProperties" for e in here) else [])
+    parts = [f"{k!r} is a required property" for k in missing]
+    for k in unknown:
+        near = difflib.get_close_matches(str(k), missing or known, n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else f" (known: {', '.join(known)})"
+        parts.append(f"unknown key {short_repr(k, 40)}{hint}")
+    return "; ".join(parts) or error.message
 
 
 def short_repr(x: Any, most: int = 60) -> str:
@@ -199,17 +230,28 @@ def check_keys(data: Any, keys: tuple[str, ...], optional: tuple[str, ...] = (),
     Raises
     ------
     ValueError
-        ``<where>.<key>: missing`` or ``<where>.<key>: unknown field (expected ...)``.
+        ``<where>.<key>: missing`` (with a misspelt key beside it named:
+        ``; unknown field 'gpu' beside it (misspelt?)``) or ``<where>.<key>: unknown
+        field (expected ...)`` (``; did you mean ...?`` when one is close).
     """
+    import difflib
+
     if not isinstance(data, dict):
         raise ValueError(f"{where or '(top level)'}: must be a JSON object, got {type(data).__name__}")
+
     at = f"{where}." if where else ""
+    extra = sorted(set(data) - set(keys) - set(optional))
     for k in keys:
         if k not in data:
-            raise ValueError(f"{at}{k}: missing")
-    extra = sorted(set(data) - set(keys) - set(optional))
+            # a misspelt key is both missing and unknown: say the unknown one beside it
+            near = difflib.get_close_matches(k, [str(x) for x in extra], n=1)
+            beside = f"; unknown field {near[0]!r} beside it (misspelt?)" if near else ""
+            raise ValueError(f"{at}{k}: missing{beside}")
     if extra:
-        raise ValueError(f"{at}{extra[0]}: unknown field (expected {', '.join(keys + optional)})")
+        near = difflib.get_close_matches(str(extra[0]), keys + optional, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise ValueError(f"{at}{extra[0]}: unknown field (expected {', '.join(keys + optional)}"
+                         f"){hint}")
 
 
 def _items(data: Any, key: str, noun: str, build: Callable[[Any], T]) -> tuple[T, ...]:
@@ -323,6 +365,23 @@ def dumps(inst: Instance) -> str:
     return "\n".join(lines) + "\n"
 
 
+def json_error_text(e: json.JSONDecodeError) -> str:
+    """A complete sentence for malformed JSON, naming the line and the column.
+
+    :mod:`json`'s own messages end in ``at`` when the position completes them
+    (``Unterminated string starting at``); the position is written there, so that
+    the message never stops mid-sentence. A file that ends too soon says so.
+    """
+    where = f"line {e.lineno} column {e.colno}"
+    text = f"{e.msg} {where}" if e.msg.endswith(" at") else f"{e.msg} at {where}"
+    end = len(e.doc.rstrip())
+    if e.msg.startswith("Unterminated string"):
+        text += " (the file ends before it closes: was the file cut short?)"
+    elif e.pos >= end and e.msg.startswith("Expecting"):
+        text += " (the end of the file: was the file cut short?)"
+    return f"malformed JSON: {text}"
+
+
 def read_json(path: str | os.PathLike[str]) -> Any:
     """Read a JSON file, refusing NaN, infinity and keys named twice.
 
@@ -349,7 +408,7 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     try:
         return _parse(text)
     except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: malformed JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+        raise ValueError(f"{path}: {json_error_text(e)}") from None
     except RecursionError:
         raise ValueError(f"{path}: JSON nested too deeply") from None
     except ValueError as e:
