@@ -26,6 +26,7 @@ __all__ = [
     "compare_view",
     "entries",
     "get",
+    "percent",
     "table",
     "verify",
 ]
@@ -60,6 +61,15 @@ def get(name: str, path: PathLike = None) -> instances.Instance:
         For a name the library does not hold, or an instance file that changed.
     """
     return _lib(path).get(name).load_instance()
+
+
+def percent(x: float, digits: int = 2) -> str:
+    """``x`` (a fraction) as a percentage with ``digits`` decimals: ``0.0123`` -> ``1.23%``.
+
+    Never ``-0.00%``: a gap of ``-1e-12`` (a bound a hair below its value, within the
+    tolerance) rounds to ``0.00%``. Every gap of the library's tables is written here.
+    """
+    return f"{round(100 * x, digits) + 0.0:.{digits}f}%"  # -0.0 + 0.0 is 0.0
 
 
 def _floor2(x: float) -> str:
@@ -100,7 +110,7 @@ def table(path: PathLike = None) -> TableView:
         rows.append([
             e.name, e.family, str(inst.num_jobs), str(inst.num_gpus), str(inst.horizon),
             str(nodes) if nodes else "-", _floor2(e.best_value), _ceil2(e.bound.value),
-            f"{100 * e.gap:.2f}%", provenance(e),
+            percent(e.gap), provenance(e),
         ])
     n_cert = sum(1 for e in lib.entries if e.bound.certificate is not None)
     n_opt = sum(1 for e in lib.entries if e.gap <= TOLERANCE)
@@ -216,7 +226,7 @@ def _fmt(x: Any, pct: bool = False) -> str:
     v = _num(x)
     if v is None:
         return "-"
-    return f"{100 * v:.2f}%" if pct else f"{v:,.2f}"
+    return percent(v) if pct else f"{round(v, 2) + 0.0:,.2f}"
 
 
 def compare_view(frame: pd.DataFrame) -> TableView:
