@@ -86,8 +86,9 @@ class Result:
         return self.metrics.utilization if self.metrics is not None else math.nan
 
     def to_row(self) -> dict[str, Any]:
-        """A flat ``dict`` (one pandas row): identification, bound and every metric, its
-        floats :func:`~instances.rounding.rounded`.
+        """A flat ``dict``, one row of a table (``pandas.DataFrame([r.to_row() for r in
+        results])``): identification, bound and every metric, its floats
+        :func:`~instances.rounding.rounded`.
         """
         row: dict[str, Any] = {
             "instance": self.schedule.instance,
