@@ -4,6 +4,12 @@ Each group of subcommands lives in a module of :mod:`gpusched.commands` with a
 ``register(subparsers)`` function; a subcommand sets ``func(args) -> int``.
 Bad input anywhere ends with exit code 2 and one line naming the file and the
 field, never a traceback.
+
+Building the parser imports nothing heavy (no numpy, numba, pandas, matplotlib or
+solver): ``gpusched --version`` and ``--help`` answer at once, and each command
+imports what it needs when it runs. The current folder is on ``sys.path`` (at its
+end) so that a rule given as ``MODULE:NAME`` (``--policy mine:worst``) is imported
+from a ``mine.py`` beside the user.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 __all__ = ["COMMAND_MODULES", "UsageError", "main", "version_text"]
 
@@ -35,6 +41,25 @@ class UsageError(Exception):
     """Bad input: reported as one line, exit code 2."""
 
 
+def library_edition() -> str:
+    """The shipped benchmark library's edition (its ``index.json``'s ``version``), read
+    without importing :mod:`instances` (``--version`` answers at once); ``unreadable``
+    for a broken install. :func:`instances.library.load_library` reads the same file.
+    """
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    try:
+        spec = importlib.util.find_spec("instances")  # finds the package, runs none of it
+        folders = list(spec.submodule_search_locations or ()) if spec is not None else []
+        index = Path(folders[0]) / "data" / "library" / "index.json"
+        edition = json.loads(index.read_text(encoding="utf-8"))["version"]
+    except (ValueError, OSError, LookupError, TypeError):  # pragma: no cover - a broken install
+        return "unreadable"
+    return edition if isinstance(edition, str) else "unreadable"
+
+
 def version_text(version: str | None = None) -> str:
     """What ``--version`` prints: the package version (its major is the model version,
     ``.dev`` while in development) and the benchmark library's edition.
@@ -44,14 +69,8 @@ def version_text(version: str | None = None) -> str:
 
         version = __version__
     major, dev = version.split(".")[0], ".dev" in version
-    try:
-        from instances.library import load_library
-
-        edition = load_library().version
-    except (ValueError, OSError):  # pragma: no cover - a broken install
-        edition = "unreadable"
     return (f"gpusched {version} (model version {major}{', in development' if dev else ''}; "
-            f"benchmark library edition {edition})")
+            f"benchmark library edition {library_edition()})")
 
 
 class _VersionAction(argparse.Action):
@@ -74,6 +93,20 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{sub}: {message}" if sub else message)
 
 
+VERBOSE_HELP = "more log output (-vv: debug); also before the subcommand"
+
+
+class _SubParser(_Parser):
+    """A subcommand's parser: it takes ``-v/--verbose`` too, so that ``gpusched bench ...
+    -v`` works as ``gpusched -v bench ...`` (the counts add up)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # SUPPRESS: a subcommand without -v leaves no attribute, and -v before it counts alone
+        self.add_argument("-v", "--verbose", action="count", dest="sub_verbose",
+                          default=argparse.SUPPRESS, help=VERBOSE_HELP)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser, every subcommand registered."""
     parser = _Parser(
@@ -83,11 +116,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_VersionAction,
                         help="the package version (its major is the model version) and the "
                              "benchmark library's edition")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.add_argument("-v", "--verbose", action="count", default=0, help=VERBOSE_HELP)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_SubParser)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
+
+
+def user_modules_importable() -> None:
+    """Put the current folder at the end of ``sys.path`` (if it is not there), so that a
+    user's rule ``MODULE:NAME`` imports from ``MODULE.py`` in it; at the end, so that a
+    file there never hides a package the command line imports.
+    """
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.append(cwd)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -95,10 +138,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("MPLBACKEND", "Agg")  # files only: the command line opens no window
     try:
         args = build_parser().parse_args(argv)
+        verbose = args.verbose + getattr(args, "sub_verbose", 0)
         logging.basicConfig(
-            level=logging.WARNING - 10 * min(args.verbose, 2),
+            level=logging.WARNING - 10 * min(verbose, 2),
             format="%(levelname)s %(name)s: %(message)s",
         )
+        user_modules_importable()
         return int(args.func(args))
     except UsageError as e:
         print(f"gpusched: error: {e}", file=sys.stderr)

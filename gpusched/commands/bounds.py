@@ -6,20 +6,18 @@ import argparse
 import math
 from typing import Any
 
-import instances
-from instances import format_value
-from instances.bound_io import BOUND_TOLERANCE
-
 from .core import json_line, save_output, seconds
+
+BOUND_METHOD_NAMES: tuple[str, ...] = ("lagrangian", "subgradient", "lp-ipm", "pdlp")
+"""``bound --method``'s choices, named without importing the solvers (a test holds them
+to :data:`milp.bound.BOUND_METHODS`)."""
 
 
 def register(sub: Any) -> None:
     """Add the bound subcommands to ``sub`` (an argparse subparsers object)."""
-    from milp.bound import BOUND_METHODS
-
     p = sub.add_parser("bound", help="a certified upper bound (Lagrangian multipliers)")
     p.add_argument("instance", help="instance file (gpusched-instance/1)")
-    p.add_argument("--method", "-m", default="lagrangian", choices=list(BOUND_METHODS),
+    p.add_argument("--method", "-m", default="lagrangian", choices=BOUND_METHOD_NAMES,
                    help="how to find the multipliers (default lagrangian)")
     p.add_argument("--time-limit", type=seconds, default=None, help="seconds (default: until converged)")
     p.add_argument("-o", "--output", help="certificate file to write (gpusched-bound/1)")
@@ -35,7 +33,9 @@ def register(sub: Any) -> None:
 
 
 def cmd_bound(args: argparse.Namespace) -> int:
+    import instances
     import milp
+    from instances import format_value
 
     if args.time_limit is not None and not math.isfinite(args.time_limit):
         raise ValueError(f"--time-limit: must be a finite number >= 0, got {args.time_limit}")
@@ -56,6 +56,10 @@ def cmd_bound(args: argparse.Namespace) -> int:
 
 
 def cmd_check_bound(args: argparse.Namespace) -> int:
+    import instances
+    from instances import format_value
+    from instances.bound_io import BOUND_TOLERANCE
+
     inst = instances.load(args.instance)
     cert = instances.load_bound(args.certificate, inst)
     schedule = instances.load_schedule(args.schedule) if args.schedule else None

@@ -11,14 +11,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import instances
-from instances import InfeasibleScheduleError
-from instances.io import atomic_write_text
-from instances.nodes import describe_nodes
-
-from ..dispatch import EXACT_METHODS, method_names, solve
-
 logger = logging.getLogger(__name__)
+
+# Nothing heavy at the top of a command module: the parser is built without numpy,
+# numba, pandas or the solvers (``gpusched --help`` in a fraction of a second); a
+# command imports what it needs when it runs.
+
+
+def solve(inst: Any, method: str, **kw: Any) -> Any:
+    """:func:`gpusched.solve`, imported on the first call."""
+    from ..dispatch import solve as dispatch_solve
+
+    return dispatch_solve(inst, method, **kw)
 
 def json_ready(obj: Any) -> Any:
     """``obj`` as the command line writes it: every float :func:`instances.rounded`
@@ -26,7 +30,9 @@ def json_ready(obj: Any) -> Any:
     (JSON has no NaN); dicts, lists and tuples are walked, tuples become lists.
     """
     if isinstance(obj, float):
-        return instances.rounded(obj) if math.isfinite(obj) else None
+        from instances.rounding import rounded
+
+        return rounded(obj) if math.isfinite(obj) else None
     if isinstance(obj, dict):
         return {k: json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -55,6 +61,8 @@ def save_output(path: str, save: Callable[[Any, str], None], obj: Any) -> None:
 def write_text(output: str | None, text: str) -> None:
     """``text`` to the file ``output`` (through :func:`save_output`), or to standard output."""
     if output:
+        from instances.io import atomic_write_text
+
         save_output(output, lambda t, p: atomic_write_text(p, t), text)
     else:
         sys.stdout.write(text)
@@ -86,6 +94,76 @@ def bars_wanted(off: bool = False) -> bool:
 def count(n: int, noun: str) -> str:
     """``1 job``, ``2 jobs``: a count and its noun, plural when it is not 1."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def seed_number(text: str) -> int:
+    """An argparse type: one seed, an integer ``>= 0`` (``--seed``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+SEEDS_FORMS = "5 = a count, seeds 0-4; 0-9 = a range; 3,7 = a list"
+"""The forms ``--seeds`` takes, as every help says them."""
+
+
+def seed_flags(p: argparse.ArgumentParser, default: int | str, *, prefix: str = "",
+               one: str = "one seed, this one alone") -> None:
+    """Add ``--seeds SEEDS`` and, beside it, ``--seed N`` (one or the other) to ``p``;
+    :func:`seeds_wanted` reads them (``default`` when neither is given).
+    """
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--seeds", default=None, metavar="SEEDS",
+                   help=f"{prefix}the seeds: {SEEDS_FORMS} (default {default}); one seed: "
+                        "--seed N")
+    g.add_argument("--seed", type=seed_number, default=None, metavar="N",
+                   help=f"{one} (--seed 5 runs seed 5; --seeds 5 runs seeds 0-4)")
+    p.set_defaults(seeds_default=default)
+
+
+def seeds_wanted(args: argparse.Namespace) -> tuple[int, ...]:
+    """The seeds of :func:`seed_flags`: ``(N,)`` for ``--seed N``, else ``--seeds`` read by
+    :func:`gpusched.sweep.seeds.parse_seeds` (its default when not given).
+
+    Raises
+    ------
+    ValueError
+        For a bad ``--seeds`` (the message names ``--seeds``).
+    """
+    from ..sweep.seeds import parse_seeds
+
+    if args.seed is not None:
+        return (args.seed,)
+    spec = args.seeds if args.seeds is not None else args.seeds_default
+    try:
+        return parse_seeds(spec)
+    except ValueError as e:
+        raise ValueError(f"--seeds: {str(e).removeprefix('seeds: ')}") from None
+
+
+def seeds_line(command: str, seeds: tuple[int, ...], args: argparse.Namespace,
+               cells: int | None = None) -> str:
+    """The first line of a run: which seeds run (``--seeds 5`` said to be a count)."""
+    from ..sweep.seeds import describe_seeds
+
+    parts = [f"gpusched {command}: {describe_seeds(seeds)}"]
+    given = getattr(args, "seeds", None)
+    if given is not None and getattr(args, "seed", None) is None and given.strip().isdigit():
+        n = int(given)
+        parts.append(f"--seeds {n} is a count from 0 (seed {n} alone: --seed {n})")
+    if cells is not None:
+        parts.append(count(cells, "cell"))
+    return "; ".join(parts)
+
+
+def say_seeds(command: str, seeds: tuple[int, ...], args: argparse.Namespace,
+              cells: int | None = None) -> None:
+    """Print :func:`seeds_line` on standard error (before the run's bar)."""
+    print(seeds_line(command, seeds, args, cells), file=sys.stderr)
 
 
 def register(sub: Any) -> None:
@@ -182,6 +260,9 @@ def parse_node_gpus(text: str) -> int | list[int] | str:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    import instances
+    from instances.nodes import describe_nodes
+
     params = parse_params(args.param)
     if args.node_gpus is not None:
         if "node_gpus" in params:
@@ -199,6 +280,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
+    import instances
+
+    from ..dispatch import EXACT_METHODS
+
     inst = instances.load(args.instance)
     params = parse_params(args.param)
     if args.method in EXACT_METHODS and "progress" not in params:
@@ -214,6 +299,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    import instances
+    from instances import InfeasibleScheduleError
+
     inst = instances.load(args.instance)
     schedule = instances.load_schedule(args.schedule)
     try:
@@ -242,6 +330,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_families(args: argparse.Namespace) -> int:
+    import instances
+
     for name, desc in instances.FAMILIES.items():
         print(f"{name:22s} {desc}")
     print("\nEvery family takes a node shape: gpusched generate FAMILY --node-gpus 8 "
@@ -253,6 +343,8 @@ def cmd_families(args: argparse.Namespace) -> int:
 
 def cmd_methods(args: argparse.Namespace) -> int:
     import heuristics
+
+    from ..dispatch import EXACT_METHODS, method_names
 
     for name in method_names():
         desc = heuristics.DESCRIPTIONS.get(name) or f"exact: {EXACT_METHODS[name]} backend"

@@ -12,9 +12,6 @@ import argparse
 import time
 from typing import Any
 
-import instances
-from instances.library import load_library
-
 from .core import json_line, save_output, write_text
 
 FORMATS: tuple[str, ...] = ("markdown", "md", "csv")
@@ -72,6 +69,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_get(args: argparse.Namespace) -> int:
+    import instances
+    from instances.library import load_library
+
     lib = load_library(args.library)
     entry = lib.get(args.name)
     inst = entry.load_instance()

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .core import bars_wanted, say_seeds, seed_flags, seeds_wanted
+
 logger = logging.getLogger(__name__)
 
 RESUME_EXIT = 130
@@ -26,9 +28,10 @@ def register(sub: Any) -> None:
                     "gpusched pack FILE --policy P places one gpusched-packing/1 file.")
     p.add_argument("source", help="'openb' (the sweep) or a packing file")
     p.add_argument("--policies", default="random,dotprod,clustering,packing,bestfit,fgd",
-                   help="openb: comma-separated policies (default FGD's six)")
-    p.add_argument("--seeds", default="0-9",
-                   help="openb: N (seeds 0..N-1), A-B or a comma list (default 0-9)")
+                   help="openb: comma-separated policies (default FGD's six); a rule of your "
+                        "own as MODULE:NAME (mine:worst, from mine.py in the current folder)")
+    seed_flags(p, "0-9", one="FILE: the seed of random's draws (default 0); openb: this "
+                              "seed alone", prefix="openb: ")
     p.add_argument("--pods", default=None,
                    help="openb: another pod list: a shipped variant's name (gpushare40, ...) "
                         "or an openb pod CSV (.csv, .csv.gz)")
@@ -44,8 +47,8 @@ def register(sub: Any) -> None:
                    help="openb: compute the bound and the best offline packing per seed")
     p.add_argument("--levels", default="90,100,110,120",
                    help="openb: arrived percentages of the bound and the orders")
-    p.add_argument("--policy", help="FILE: the policy to place it with")
-    p.add_argument("--seed", type=int, default=0, help="FILE: seed of random's draws")
+    p.add_argument("--policy", help="FILE: the policy to place it with (a built-in name, or a "
+                                    "rule of your own as MODULE:NAME)")
     p.add_argument("--order", default="arrival", help="FILE: the order the pods are placed in")
     p.add_argument("--no-bound", action="store_true", help="FILE: skip the bound (bound_milli null)")
     p.add_argument("--bound-time", type=float, default=60.0,
@@ -54,7 +57,9 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="FILE: one JSON line")
     p.add_argument("--workers", type=int, default=None, help="openb: worker processes")
     p.add_argument("--scheduler", default=None, help="openb: a Dask distributed scheduler")
-    p.add_argument("--no-progress", action="store_true", help="openb: no progress bar")
+    p.add_argument("--no-progress", action="store_true",
+                   help="openb: no progress bar (there is one only when standard error is a "
+                        "terminal)")
     p.set_defaults(func=cmd_pack)
 
     p = sub.add_parser("check-pack", help="check a placement against its packing file "
@@ -65,11 +70,18 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_check_pack)
 
 
-def _names(text: str, known: tuple[str, ...], flag: str, noun: str) -> list[str]:
+def _names(text: str, check: Any, flag: str) -> list[str]:
+    """The comma list ``text``, each name passed to the library's ``check`` (which takes a
+    built-in name or a user's ``MODULE:NAME`` and raises :class:`ValueError` naming it)."""
     out = [x.strip() for x in text.split(",") if x.strip()]
     for x in out:
-        if x not in known:
-            raise ValueError(f"--{flag}: unknown {noun} {x!r}; known: {', '.join(known)}")
+        try:
+            check(x)
+        except ValueError as e:
+            head, sep, tail = str(e).partition(": ")
+            # the library's field (``policy: ``, ``placement: ``) is the flag here
+            msg = tail if sep and head.isidentifier() else str(e)
+            raise ValueError(f"--{flag}: {msg}") from None
     return list(dict.fromkeys(out))
 
 
@@ -115,9 +127,8 @@ def cmd_pack(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from heuristics.packing import ORDERS, POLICIES
+    from heuristics.packing import check_order, check_policy
 
-    from ..sweep import parse_seeds
     from ..sweep.packing import BOUND, PackCell, load_pack_rows, run_pack_cells
 
     if not args.output:
@@ -126,9 +137,9 @@ def _sweep(args: argparse.Namespace) -> int:
         raise ValueError("--policy: places one file; with 'openb' give --policies")
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers: must be >= 1, got {args.workers}")
-    policies = _names(args.policies, POLICIES, "policies", "policy")
-    orders = [o for o in _names(args.orders, tuple(ORDERS), "orders", "order") if o != "arrival"]
-    seeds = parse_seeds(args.seeds)
+    policies = _names(args.policies, check_policy, "policies")
+    orders = [o for o in _names(args.orders, check_order, "orders") if o != "arrival"]
+    seeds = seeds_wanted(args)
     levels = _levels(args.levels)
     if args.nodes is not None and not Path(args.nodes).is_file():
         raise ValueError(f"--nodes: {args.nodes}: no such file")
@@ -157,9 +168,11 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.bound:
         cells += [PackCell(BOUND, s, levels=levels, time_limit=args.bound_time, **common)
                   for s in seeds]
+    say_seeds("pack", seeds, args, len(cells))
     try:
         summary = run_pack_cells(cells, args.output, workers=args.workers,
-                                 scheduler=args.scheduler, progress=not args.no_progress)
+                                 scheduler=args.scheduler,
+                                 progress=bars_wanted(off=args.no_progress))
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         keys = {c.key for c in cells}
@@ -234,10 +247,14 @@ def _one_file(args: argparse.Namespace) -> int:
 
     if not args.policy:
         raise ValueError("--policy: required to place a packing file")
+    if args.seeds is not None:
+        raise ValueError("--seeds: the seeds of 'openb' (the sweep); a packing file takes "
+                         "one --seed (random's draws)")
     check_policy(args.policy)
     check_order(args.order)
     packing = load_packing(args.source)
-    run = place(packing, args.policy, seed=args.seed, order=args.order)
+    seed = 0 if args.seed is None else args.seed
+    run = place(packing, args.policy, seed=seed, order=args.order)
     if args.output:
         save_placement(run.placement, args.output)
     bound = None

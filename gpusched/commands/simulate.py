@@ -8,12 +8,12 @@ import json
 import logging
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import instances
+from .core import count, json_line, parse_params, positive, save_output, seconds
 
-from ..simulate import simulate
-from .core import json_line, parse_params, positive, seconds
+if TYPE_CHECKING:
+    import instances
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +68,8 @@ def register(sub: Any) -> None:
 
 
 def cmd_scenario(args: argparse.Namespace) -> int:
+    import instances
+
     params = parse_params(args.param)
     if args.trace_day is not None:
         inst, sc = _trace_day(args, params)
@@ -83,15 +85,37 @@ def cmd_scenario(args: argparse.Namespace) -> int:
                 params[key] = value
         sc = instances.scenario(inst, args.model or "lognormal", seed=args.seed, **params)
     if args.output:
-        instances.save_scenario(sc, args.output)
-        logger.info("wrote %s", args.output)
+        save_output(args.output, instances.save_scenario, sc)
     else:
         sys.stdout.write(json.dumps(sc.to_dict()) + "\n")
+    line = scenario_line(sc, inst)
+    wrote = [f"the forecast instance to {args.instance_out}"] if args.trace_day is not None else []
+    if args.output:
+        wrote.insert(0, str(args.output))
+    if wrote:
+        line += f"; wrote {' and '.join(wrote)}"
+    # as generate: on standard output beside a file, on standard error beside the scenario
+    print(line, file=sys.stdout if args.output else sys.stderr)
     return 0
+
+
+def scenario_line(sc: instances.Scenario, inst: instances.Instance) -> str:
+    """One line on a scenario: its model, seed and parameters, its instance, its services
+    and slots (what ``gpusched scenario`` prints)."""
+    meta = dict(sc.meta)
+    params = {k: v for k, v in dict(meta.get("params") or {}).items() if v is not None}
+    how = ", ".join([f"seed {meta.get('seed', '?')}",
+                     *(f"{k} {json.dumps(v) if isinstance(v, bool) else v}"
+                       for k, v in params.items())])
+    slots = max((len(v) for v in sc.actual.values()), default=inst.horizon)
+    return (f"{meta.get('model', 'a')} scenario of {sc.instance} ({how}): "
+            f"{count(len(sc.actual), 'service')} over {count(slots, 'slot')}")
 
 
 def _trace_day(args: argparse.Namespace, params: dict[str, Any]) -> tuple[instances.Instance, instances.Scenario]:
     """``instances.trace_scenario`` from the command line; writes the forecast instance."""
+    import instances
+
     if args.instance is not None:
         raise ValueError(
             f"instance: not taken with --trace-day (got {args.instance!r}); the forecast instance "
@@ -107,14 +131,17 @@ def _trace_day(args: argparse.Namespace, params: dict[str, Any]) -> tuple[instan
         if key in params:
             raise ValueError(f"--param {key}: give it as --{key}")
     inst, sc = instances.trace_scenario(args.trace_day, args.seed, history=args.history, **params)
-    instances.save(inst, args.instance_out)
-    logger.info("wrote %s", args.instance_out)
+    save_output(args.instance_out, instances.save, inst)
     return inst, sc
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     if not (math.isfinite(args.headroom) and args.headroom >= 0):
         raise ValueError(f"--headroom: must be a finite number >= 0, got {args.headroom}")
+    import instances
+
+    from ..simulate import simulate
+
     inst = instances.load(args.instance)
     sc = instances.load_scenario(args.scenario, inst)
     params = parse_params(args.param)

@@ -10,10 +10,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import heuristics
-
-from ..dispatch import EXACT_METHODS
-from .core import bars_wanted, parse_params, positive, seconds, write_text
+from .core import (
+    bars_wanted,
+    parse_params,
+    positive,
+    say_seeds,
+    seconds,
+    seed_flags,
+    seeds_wanted,
+    write_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -23,8 +29,19 @@ TABLE_FORMATS: tuple[str, ...] = ("markdown", "md", "latex", "tex", "csv")
 """``table --format`` values (``md`` and ``tex``, the file suffixes, name markdown and latex)."""
 
 
+EXACT_NAMES: tuple[str, ...] = ("milp", "milp-pulp", "cpsat")
+"""The exact methods, as ``--time-limit``'s help names them (the help is built without
+importing the solvers; a test holds this to :data:`gpusched.dispatch.EXACT_METHODS`)."""
+
+BUDGETED_NAMES: tuple[str, ...] = ("sampling", "local-search", "best", "lagrangian", "lns")
+"""The heuristics with a budget, as ``--time-limit``'s help names them (a test holds
+this to :func:`budgeted_heuristics`)."""
+
+
 def budgeted_heuristics() -> list[str]:
     """The heuristics that take a ``time_limit`` (a budget): what ``--time-limit`` also sets."""
+    import heuristics
+
     out = []
     for name, fn in heuristics.METHODS.items():
         try:
@@ -37,9 +54,8 @@ def budgeted_heuristics() -> list[str]:
 
 def _time_limit_help() -> str:
     return (f"seconds per cell, given to every method that takes a time limit: the exact "
-            f"methods ({', '.join(EXACT_METHODS)}; default 60) and the heuristics with a "
-            f"budget ({', '.join(budgeted_heuristics()) or 'none'}); the other heuristics "
-            "ignore it")
+            f"methods ({', '.join(EXACT_NAMES)}; default 60) and the heuristics with a "
+            f"budget ({', '.join(BUDGETED_NAMES)}); the other heuristics ignore it")
 
 
 def register(sub: Any) -> None:
@@ -47,7 +63,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("bench", help="run families x seeds x methods into a results folder")
     p.add_argument("--config", help="sweep as a TOML file (flags below override nothing in it)")
     p.add_argument("--families", help="comma-separated family names")
-    p.add_argument("--seeds", default="1", help="N (seeds 0..N-1), A-B or a comma list (default 1)")
+    seed_flags(p, "1")
     p.add_argument("--methods", help="comma-separated method names")
     p.add_argument("--instances", default="", help="comma-separated instance files to add")
     p.add_argument("--time-limit", type=seconds, default=None, help=_time_limit_help())
@@ -90,7 +106,7 @@ def register(sub: Any) -> None:
     p.add_argument("target", choices=("seed", "real"), help="what to reproduce")
     p.add_argument("-o", "--output", default=None,
                    help="results folder (default results/seed or results/real)")
-    p.add_argument("--seeds", default=None, help="seed: N, A-B or a comma list (default 5)")
+    seed_flags(p, "5", prefix="seed: ", one="seed: one seed, this one alone")
     p.add_argument("--time-limit", type=seconds, default=None,
                    help="seconds per MILP (default 20 for seed, 10 for real)")
     p.add_argument("--days", default=None,
@@ -159,14 +175,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from ..sweep import load_config, make_cells, make_config
 
     if args.config:
-        if args.families or args.methods:
+        if args.families or args.methods or args.seeds is not None or args.seed is not None:
             raise ValueError("--config: give the sweep either as a file or as flags, not both")
         config = load_config(args.config)
     else:
         if not args.methods:
             raise ValueError("--methods: required (or --config)")
         files = [f for f in args.instances.split(",") if f.strip()]
-        config = make_config(args.families or "", args.seeds, args.methods,
+        config = make_config(args.families or "", list(seeds_wanted(args)), args.methods,
                              time_limit=args.time_limit, params=_dotted(args.param, "--param"),
                              family_params=_dotted(args.family_param, "--family-param"),
                              instance_files=files)
@@ -176,6 +192,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.config:
             raise ValueError(f"{args.config}: {e}") from None
         raise
+    if config.seeds:
+        say_seeds("bench", config.seeds, args, len(cells))
     s = _run(args, cells)
     if s is None:
         return RESUME_EXIT
@@ -271,8 +289,8 @@ def cmd_reproduce_real(args: argparse.Namespace) -> int:
         real_cells,
     )
 
-    if args.seeds is not None or args.no_ablation or args.param:
-        raise ValueError("--seeds, --no-ablation, -p: options of reproduce seed, not real")
+    if args.seeds is not None or args.seed is not None or args.no_ablation or args.param:
+        raise ValueError("--seeds, --seed, --no-ablation, -p: options of reproduce seed, not real")
     base: dict[str, Any] = dict(REAL_QUICK) if args.quick else {
         "days": REAL_DAYS, "pools": REAL_POOLS, "time_limit": REAL_TIME_LIMIT,
         "best_time_limit": REAL_BEST_TIME_LIMIT}
@@ -319,10 +337,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from ..sweep import cell_rows, make_cells
     from ..tables import seed_view
 
+    args.seeds_default = DEFAULT_SEEDS
+    seeds = seeds_wanted(args)
     tl = DEFAULT_TIME_LIMIT if args.time_limit is None else args.time_limit
-    config = seed_config(DEFAULT_SEEDS if args.seeds is None else args.seeds, tl,
-                         ablation=not args.no_ablation, params=_dotted(args.param, "--param"))
+    config = seed_config(list(seeds), tl, ablation=not args.no_ablation,
+                         params=_dotted(args.param, "--param"))
     cells = make_cells(config)
+    say_seeds("reproduce seed", seeds, args, len(cells))
     s = _run(args, cells)
     if s is None:
         return RESUME_EXIT

@@ -6,12 +6,16 @@ import argparse
 import logging
 import math
 import sys
-from typing import Any
-
-import instances
-from instances.traces import FORMATS, REASONS, openb_cluster
+from typing import TYPE_CHECKING, Any
 
 from .core import json_line, write_text
+
+if TYPE_CHECKING:
+    import instances
+
+FORMAT_NAMES: tuple[str, ...] = ("swf", "openb", "philly", "helios", "pai")
+"""The trace formats, as the help names them (without importing the importers; a test
+holds them to :data:`instances.traces.FORMATS`)."""
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +27,7 @@ def register(sub: Any) -> None:
         description="Import one window of a cluster trace as an instance file; "
         "the rules are in docs/traces.md.",
     )
-    p.add_argument("format", help=f"trace format: {', '.join(FORMATS)}")
+    p.add_argument("format", help=f"trace format: {', '.join(FORMAT_NAMES)}")
     p.add_argument("path", help="trace file ('openb:default' for the shipped openb pods)")
     p.add_argument("-o", "--output", help="instance file to write (default: standard output)")
     p.add_argument("--start", default=None,
@@ -83,6 +87,8 @@ def _priorities(items: list[str] | None) -> dict[str, float] | None:
 
 def summary(meta: dict[str, Any]) -> str:
     """One line: records read, jobs kept, skipped by reason."""
+    from instances.traces import REASONS
+
     sk = meta["skipped"]
     parts = ", ".join(f"{k} {sk[k]}" for k in (*REASONS, "bad"))
     return (
@@ -97,6 +103,8 @@ CLUSTER_FIXED = ("start", "hours", "num_gpus", "priority", "max_jobs", "skip_bad
 
 def _cluster(args: argparse.Namespace) -> instances.Instance:
     """``import openb PATH --cluster``: :func:`instances.traces.openb_cluster`."""
+    from instances.traces import openb_cluster
+
     if args.format != "openb":
         raise ValueError(f"--cluster: the whole cluster is an openb import, got format {args.format!r}")
     for key in CLUSTER_FIXED:
@@ -113,6 +121,8 @@ def _cluster(args: argparse.Namespace) -> instances.Instance:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    import instances
+
     if args.cluster:
         inst = _cluster(args)
     else:

@@ -231,6 +231,9 @@ def test_bench_draws_its_bar_only_on_a_terminal(tmp_path, capsys, monkeypatch, t
     assert main(["bench", "--families", "small", "--seeds", "1", "--methods", "fifo,list",
                  "-o", str(out), "--workers", "1", *flag]) == 0
     err = capsys.readouterr().err
+    first = "gpusched bench: seed 0; --seeds 1 is a count from 0 (seed 1 alone: --seed 1); 2 cells\n"
+    assert err.startswith(first)  # the run's first line says which seeds run (issue 38)
+    err = err.removeprefix(first)
     assert ("\r" in err and "bench" in err) is drawn, err
     if not drawn:
         assert err == ""
