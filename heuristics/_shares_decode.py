@@ -13,6 +13,7 @@ from numba import njit
 
 from ._compiled import check_order, uncounted
 from ._shares_kernel import counts_of, find, new_scratch
+from ._shares_state import SharesArrays
 from ._shares_take import take
 
 __all__ = ["decode", "record", "serial_decoder", "start_now", "workspace"]
@@ -30,14 +31,14 @@ def record(place: np.ndarray, j: int, span: int, nodes: np.ndarray, nn: int, gpu
 
 
 @njit(cache=True, nogil=True, inline="always")
-def workspace(rows: np.ndarray, st: tuple, place: np.ndarray) -> tuple:  # pragma: no cover
+def workspace(rows: np.ndarray, st: SharesArrays, place: np.ndarray) -> tuple:  # pragma: no cover
     """What every decoder on the state ``rows``, ``st`` works with: the scratch, nodes and GPUs
     arrays of a search, each job's shape, the jobs still to place per shape, each job's kind,
     and whether ``place`` is to be filled (it has rows)."""
     scratch = new_scratch(st)
     width = scratch.shape[1]
     return (scratch, np.empty(width, dtype=np.int64),
-            np.empty(width, dtype=np.int64), st[8], counts_of(rows, st), st[15],
+            np.empty(width, dtype=np.int64), st.job_shape, counts_of(rows, st), st.job_kind,
             place.shape[0] > 0)
 
 
@@ -52,7 +53,7 @@ def serial_decoder(choose: Any, after: Any, hinted: bool) -> Any:
     """
 
     @uncounted
-    def loop(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.ndarray,
+    def loop(rows: np.ndarray, st: SharesArrays, rule: int, order: np.ndarray, jobs: np.ndarray,
              start: np.ndarray, place: np.ndarray, span: int, fifo: bool, extra: tuple,
              work: tuple, memo: np.ndarray) -> None:  # pragma: no cover
         """The jobs one by one, the fit and the occupy inlined (no reference counts here)."""
@@ -93,13 +94,13 @@ def serial_decoder(choose: Any, after: Any, hinted: bool) -> Any:
                 record(place, j, span, nodes, nn, gpus, ngp)
 
     @njit(cache=True, nogil=True)
-    def run(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.ndarray,
+    def run(rows: np.ndarray, st: SharesArrays, rule: int, order: np.ndarray, jobs: np.ndarray,
             start: np.ndarray, place: np.ndarray, span: int, fifo: bool,
             extra: tuple) -> np.ndarray:  # pragma: no cover
         check_order(order, jobs.shape[1])
         # jobs of one kind ask the same of every node (GPUs, share, CPU, memory, models); per
         # kind, the last search: from, end by, duration, GPUs, and the earliest start (-1: none)
-        memo = np.full((st[16][0] if hinted else 0, 5), -1, dtype=np.int64)
+        memo = np.full((st.num_kinds[0] if hinted else 0, 5), -1, dtype=np.int64)
         loop(rows, st, rule, order, jobs, start, place, span, fifo, extra,
              workspace(rows, st, place), memo)
         return start
@@ -108,14 +109,14 @@ def serial_decoder(choose: Any, after: Any, hinted: bool) -> Any:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
+def _find(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: int, lo: int, hi: int,
           nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray,
           extra: tuple) -> tuple[int, int, int]:  # pragma: no cover
     return find(rows, st, rule, j, g, p, lo, hi, nodes, gpus, scratch)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _nothing(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, s: int, p: int,
+def _nothing(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, s: int, p: int,
              nodes: np.ndarray, nn: int, extra: tuple) -> None:  # pragma: no cover
     pass
 
@@ -124,7 +125,7 @@ _SERIAL = serial_decoder(_find, _nothing, True)
 
 
 @njit(cache=True, nogil=True)
-def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.ndarray,
+def decode(rows: np.ndarray, st: SharesArrays, rule: int, order: np.ndarray, jobs: np.ndarray,
            start: np.ndarray, place: np.ndarray, span: int, fifo: bool) -> np.ndarray:
     # pragma: no cover
     """Place the jobs of ``order`` one by one at their earliest fit (the serial decoder).
@@ -143,7 +144,7 @@ def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.n
 
 
 @njit(cache=True, nogil=True)
-def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
+def start_now(rows: np.ndarray, also: np.ndarray, st: SharesArrays, rule: int, t: int,
               cand: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
               span: int) -> int:  # pragma: no cover
     """Start at ``t``, in the order of ``cand``, every job with a valid placement from ``t`` in
@@ -153,11 +154,11 @@ def start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
     return _start_now(rows, also, st, rule, t, cand, jobs, start, place, span,
                       workspace(rows, st, place), counts_of(also, st) if also.shape[0] > 0
                       else np.empty(0, dtype=np.int64),
-                      np.full(st[16][0], -1, dtype=np.int64))
+                      np.full(st.num_kinds[0], -1, dtype=np.int64))
 
 
 @uncounted
-def _start_now(rows: np.ndarray, also: np.ndarray, st: tuple, rule: int, t: int,
+def _start_now(rows: np.ndarray, also: np.ndarray, st: SharesArrays, rule: int, t: int,
                cand: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
                span: int, work: tuple, also_counts: np.ndarray,
                refused: np.ndarray) -> int:  # pragma: no cover

@@ -32,6 +32,7 @@ from numba import njit
 from instances.packing.frag import moved_frag, node_frag_shapes
 
 from ._compiled import WIDE, _ctz, _lexicographic_subset
+from ._shares_state import SharesArrays
 from .packing.scores import equal_earlier
 
 __all__ = ["counts_of", "find", "new_scratch"]
@@ -48,11 +49,11 @@ def _layout(K: int, NG: int) -> tuple[int, int, int, int, int, int]:  # pragma: 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def counts_of(rows: np.ndarray, st: tuple) -> np.ndarray:  # pragma: no cover
+def counts_of(rows: np.ndarray, st: SharesArrays) -> np.ndarray:  # pragma: no cover
     """The jobs still to place per workload shape: a view of the last rows."""
-    K = st[0].shape[0]
-    first = _layout(K, st[2][K])[5] + 1
-    return rows[first:].reshape(-1)[: st[9].shape[0]]
+    K: int = st.sizes.shape[0]
+    first = _layout(K, st.gpu_offset[K])[5] + 1
+    return rows[first:].reshape(-1)[: st.shape_cpu.shape[0]]
 
 
 @njit(cache=True, nogil=True)
@@ -235,13 +236,13 @@ def repeat_of_class(rows: np.ndarray, cap: np.ndarray, cls: np.ndarray, seen: np
 
 
 @njit(cache=True, nogil=True)
-def new_scratch(st: tuple) -> np.ndarray:  # pragma: no cover
+def new_scratch(st: SharesArrays) -> np.ndarray:  # pragma: no cover
     """The scratch of :func:`find`: int64 ``(7 + r, max(K, largest node, frag shapes) + 1)``,
     rows 0-6 zeros and from row 7 on the table of :func:`_whole_nodes` (as bytes), sized for
-    the largest job on whole nodes (``st[14][1]`` GPUs) when it asks
+    the largest job on whole nodes (``st.largest[1]`` GPUs) when it asks
     :data:`~heuristics._compiled.WIDE` or more."""
-    K, wide = st[0].shape[0], st[14][1]
-    width = max(K, st[14][0], st[9].shape[0]) + 1
+    K, wide = st.sizes.shape[0], st.largest[1]
+    width = max(K, st.largest[0], st.shape_cpu.shape[0]) + 1
     table = (K + 1) * (wide + 1) if wide >= WIDE else 1
     return np.zeros((7 + -(-table // (8 * width)), width), dtype=np.int64)
 
@@ -258,7 +259,7 @@ def _whole_nodes(sizes: np.ndarray, nodes: np.ndarray, nn: int, g: int, chosen: 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
+def find(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: int, lo: int, hi: int,
          nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray) -> tuple[int, int, int]:
     # pragma: no cover
     """Earliest start ``s`` in ``[lo, hi - p]`` with a valid placement of job ``j``, and the placement.
@@ -276,25 +277,27 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     """
     if lo < 0 or hi - lo < p:
         return -1, 0, 0
-    K = st[0].shape[0]
-    m = st[4][j]
-    kind = 2 if g > st[14][0] else (0 if m == FULL else 1)
-    c = _scan(rows, _layout(K, st[2][K])[5], st[17], kind, st[20][j], g, p, lo, hi, st[21], j)
+    K: int = st.sizes.shape[0]
+    m = st.job_milli[j]
+    kind = 2 if g > st.largest[0] else (0 if m == FULL else 1)
+    c = _scan(rows, _layout(K, st.gpu_offset[K])[5], st.level_info, kind, st.job_level[j], g, p,
+              lo, hi, st.eligible_words, j)
     if c < 0:  # (the common rejection, before the rest is unpacked)
         return -1, 0, 0
     return _search(rows, st, rule, j, g, p, lo, c, hi, kind, nodes, gpus, scratch)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _search(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, c: int,
+def _search(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: int, lo: int, c: int,
             hi: int, kind: int, nodes: np.ndarray, gpus: np.ndarray,
             scratch: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover
     """:func:`find` from ``c``, the first start the level rows allow."""
-    sizes, cap, goff, elig, milli, cpu, mem, model = st[0], st[1], st[2], st[3], st[4], st[5], \
-        st[6], st[7]
-    t_cpu, t_milli, t_gpus, t_allowed, cls = st[9], st[10], st[11], st[12], st[13]
-    info, lev, ew = st[17], st[20][j], st[21]
-    K = sizes.shape[0]
+    sizes, cap, goff, elig = st.sizes, st.node_cap, st.gpu_offset, st.eligible
+    milli, cpu, mem, model = st.job_milli, st.job_cpu, st.job_memory, st.node_model
+    t_cpu, t_milli, t_gpus, t_allowed = st.shape_cpu, st.shape_milli, st.shape_gpus, st.shape_models
+    cls = st.node_class
+    info, lev, ew = st.level_info, st.job_level[j], st.eligible_words
+    K: int = sizes.shape[0]
     NG = goff[K]
     _, _, CP, _, GB, C = _layout(K, NG)
     m, cj, mj = milli[j], cpu[j], mem[j]

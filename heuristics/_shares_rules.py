@@ -39,6 +39,7 @@ from ._compiled import uncounted
 from ._shares_decode import serial_decoder
 from ._shares_kernel import _layout, _node_fail, _read_gpus, lowest_free, repeat_of_class
 from ._shares_kernel import find as kernel_find
+from ._shares_state import SharesArrays
 from .packing.scores import (
     bestfit_score,
     clustering_score,
@@ -58,31 +59,31 @@ FULL = 1000
 
 
 @njit(cache=True, nogil=True)
-def aux_base(rows: np.ndarray, st: tuple) -> int:  # pragma: no cover (compiled)
+def aux_base(rows: np.ndarray, st: SharesArrays) -> int:  # pragma: no cover (compiled)
     """First of the clustering rows (``K * (largest + 1)`` of them, before the seed row)."""
-    K = st[0].shape[0]
-    return rows.shape[0] - 1 - K * (st[14][0] + 1)
+    K = st.sizes.shape[0]
+    return rows.shape[0] - 1 - K * (st.largest[0] + 1)
 
 
 @njit(cache=True, nogil=True)
-def note(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, s: int, p: int,
+def note(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, s: int, p: int,
          nodes: np.ndarray, nn: int) -> None:  # pragma: no cover (compiled)
     """Count job ``j`` (one node, from slot ``s`` for ``p`` slots) in the clustering rows."""
     if rule != CLUSTERING or nn != 1:
         return
-    W1 = st[14][0] + 1
-    q = 0 if st[4][j] < FULL else g
+    W1 = st.largest[0] + 1
+    q = 0 if st.job_milli[j] < FULL else g
     r = aux_base(rows, st) + nodes[0] * W1 + q
     for u in range(s, s + p):
         rows[r, u] += 1
 
 
 @njit(cache=True, nogil=True)
-def _classes(rows: np.ndarray, st: tuple, k: int, q: int, c: int, p: int) -> tuple[int, int]:
+def _classes(rows: np.ndarray, st: SharesArrays, k: int, q: int, c: int, p: int) -> tuple[int, int]:
     # pragma: no cover (compiled)
     """Jobs of class ``q`` on node ``k`` at some slot of the run (the most at one slot), and
     how many classes run there at some slot of it."""
-    W1 = st[14][0] + 1
+    W1 = st.largest[0] + 1
     r0 = aux_base(rows, st) + k * W1
     same, classes = 0, 0
     for e in range(W1):
@@ -97,15 +98,15 @@ def _classes(rows: np.ndarray, st: tuple, k: int, q: int, c: int, p: int) -> tup
 
 
 @njit(cache=True, nogil=True)
-def _score(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, k: int, c: int, p: int,
+def _score(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, k: int, c: int, p: int,
            gmin: np.ndarray, ok: np.ndarray, freq: np.ndarray, left: np.ndarray,
            room: np.ndarray,
            short: np.ndarray) -> tuple[int, int]:  # pragma: no cover (compiled)
     """The policy's score of node ``k``'s run state, and FGD's GPU for a share (else -1);
     ``room``, ``short``: scratch of the workload's shapes."""
-    goff, milli, cpu, model = st[2], st[4], st[5], st[7]
-    t_cpu, t_milli, t_gpus, t_allowed = st[9], st[10], st[11], st[12]
-    K = st[0].shape[0]
+    goff, milli, cpu, model = st.gpu_offset, st.job_milli, st.job_cpu, st.node_model
+    t_cpu, t_milli, t_gpus, t_allowed = st.shape_cpu, st.shape_milli, st.shape_gpus, st.shape_models
+    K: int = st.sizes.shape[0]
     CP = _layout(K, goff[K])[2]
     ng = goff[k + 1] - goff[k]
     m, cj = milli[j], cpu[j]
@@ -145,7 +146,7 @@ def _score(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, k: int, c: in
 
 
 @uncounted
-def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
+def find(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: int, lo: int, hi: int,
          nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray, u_node: np.ndarray,
          u_gpu: np.ndarray, freq: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover
     """:func:`heuristics._shares_kernel.find` under a policy rule (module notes).
@@ -153,14 +154,15 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
     ``scratch``: :func:`heuristics._shares_kernel.new_scratch`.
     """
     s, nn, ngp = kernel_find(rows, st, 0, j, g, p, lo, hi, nodes, gpus, scratch)
-    if s < 0 or g > st[14][0]:
+    if s < 0 or g > st.largest[0]:
         return s, nn, ngp
-    sizes, goff, elig, milli, cpu, mem = st[0], st[2], st[3], st[4], st[5], st[6]
-    K = sizes.shape[0]
+    sizes, goff, elig = st.sizes, st.gpu_offset, st.eligible
+    milli, cpu, mem = st.job_milli, st.job_cpu, st.job_memory
+    K: int = sizes.shape[0]
     GB = _layout(K, goff[K])[4]
     m, cj, mj = milli[j], cpu[j], mem[j]
     gmin, ok, left, cand = scratch[0], scratch[1], scratch[3], scratch[4]
-    cap, cls = st[1], st[13]
+    cap, cls = st.node_cap, st.node_class
     seen = cand  # (random keeps its candidates here; the others the classes already scored)
     if rule != RANDOM:
         for k in range(K):
@@ -211,7 +213,7 @@ def find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: int, hi: int,
+def _find(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: int, lo: int, hi: int,
           nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray,
           extra: tuple) -> tuple[int, int, int]:  # pragma: no cover
     return find(rows, st, rule, j, g, p, lo, hi, nodes, gpus, scratch, extra[0], extra[1],
@@ -219,7 +221,7 @@ def _find(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, p: int, lo: in
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _note(rows: np.ndarray, st: tuple, rule: int, j: int, g: int, s: int, p: int,
+def _note(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, s: int, p: int,
           nodes: np.ndarray, nn: int, extra: tuple) -> None:  # pragma: no cover
     note(rows, st, rule, j, g, s, p, nodes, nn)
 
@@ -229,7 +231,7 @@ _SERIAL = serial_decoder(_find, _note, False)
 
 
 @njit(cache=True, nogil=True)
-def decode(rows: np.ndarray, st: tuple, rule: int, order: np.ndarray, jobs: np.ndarray,
+def decode(rows: np.ndarray, st: SharesArrays, rule: int, order: np.ndarray, jobs: np.ndarray,
            start: np.ndarray, place: np.ndarray, span: int, fifo: bool, u_node: np.ndarray,
            u_gpu: np.ndarray, freq: np.ndarray) -> np.ndarray:  # pragma: no cover
     """:func:`heuristics._shares_decode.decode` under a policy rule (the serial decoder).

@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 
 from ._shares_kernel import FULL, _layout
+from ._shares_state import SharesArrays
 
 __all__ = ["take"]
 
@@ -39,12 +40,12 @@ def _set_levels(rows: np.ndarray, info: np.ndarray, wl: np.ndarray, ml: np.ndarr
 
 
 @njit(cache=True, nogil=True, inline="always")
-def take(rows: np.ndarray, st: tuple, j: int, g: int, s: int, p: int, nodes: np.ndarray, nn: int,
-         gpus: np.ndarray, ngp: int) -> None:  # pragma: no cover
+def take(rows: np.ndarray, st: SharesArrays, j: int, g: int, s: int, p: int, nodes: np.ndarray,
+         nn: int, gpus: np.ndarray, ngp: int) -> None:  # pragma: no cover
     """Occupy slots ``s .. s+p-1`` with job ``j`` on ``nodes[:nn]`` (GPUs ``gpus[:ngp]`` on one node)."""
-    sizes, goff, milli, cpu, mem = st[0], st[2], st[4], st[5], st[6]
-    info, wl, ml = st[17], st[18], st[19]
-    K = sizes.shape[0]
+    sizes, goff, milli, cpu, mem = st.sizes, st.gpu_offset, st.job_milli, st.job_cpu, st.job_memory
+    info, wl, ml = st.level_info, st.whole_levels, st.share_levels
+    K: int = sizes.shape[0]
     NG = goff[K]
     WF, MX, CP, ME, GB, C = _layout(K, NG)
     m = milli[j]

@@ -59,6 +59,7 @@ from . import _shares_kernel as kernel
 from . import _shares_take as occupy_kernel
 from . import shares_rules
 from ._easy import easy_queue
+from ._shares_state import SharesArrays
 from .profile import Profile, _memo, check_reservation
 from .rules import fifo_order
 
@@ -92,7 +93,8 @@ class SharesProfile(Profile):
         :attr:`free` shows), then the rest.
     st
         The read-only arrays of the instance the kernel reads (nodes, GPUs,
-        eligibility, the jobs' shares, CPU and memory, the frag workload).
+        eligibility, the jobs' shares, CPU and memory, the frag workload), by
+        name (:class:`~heuristics._shares_state.SharesArrays`).
     span
         Column of a placement row where the GPU indices start.
     jobs_gpus, jobs_dur
@@ -101,11 +103,11 @@ class SharesProfile(Profile):
 
     __slots__ = ("jobs_dur", "jobs_gpus", "span", "st")
 
-    def __init__(self, rows: np.ndarray, st: tuple[np.ndarray, ...], rule: int,
+    def __init__(self, rows: np.ndarray, st: SharesArrays, rule: int,
                  span: int, jobs: tuple[np.ndarray, np.ndarray]) -> None:
         self.rows, self.st, self.rule, self.span = rows, st, rule, span
         self.jobs_gpus, self.jobs_dur = jobs
-        self.sizes = st[0]
+        self.sizes = st.sizes
         self.largest = int(self.sizes.max())
         self.pool = rows[0]
         self.levels = self.frag = _NONE
@@ -125,7 +127,7 @@ class SharesProfile(Profile):
 
     def gpu_rows(self) -> np.ndarray:
         """``(sum g_k, T)``: each GPU's free milli per slot (node by node, index by index)."""
-        K, NG = self.num_nodes, int(self.st[2][-1])
+        K, NG = self.num_nodes, int(self.st.gpu_offset[-1])
         return self.rows[1 + 5 * K : 1 + 5 * K + NG]
 
     def node_rows(self) -> tuple[np.ndarray, ...]:
@@ -194,18 +196,24 @@ def new_shares_profile(inst: Instance, reservation: str = "curve",
     assert sh is not None
     shape, t_cpu, t_milli, t_gpus, allowed, counts, node_model = _memo(
         inst, "v3 workload", lambda: _workload(inst, cap))
-    st = (cap.sizes, cap.node_cap, sh.gpu_offset, sh.eligible, sh.job_milli, sh.job_cpu,
-          sh.job_memory, node_model, shape, t_cpu, t_milli, t_gpus, allowed,
-          _memo(inst, reservation + " v3 classes", lambda: _classes(cap, node_model)),
-          _readonly(np.array([cap.sizes.max(), _widest(inst)], dtype=np.int64)), *_memo(inst, "v3 kinds", lambda: _kinds(inst, cap)),
-          *_memo(inst, reservation + " v3 levels", lambda: _levels(inst, cap, counts.size)))
+    kind, kinds = _memo(inst, "v3 kinds", lambda: _kinds(inst, cap))
+    info, wl, ml, level, words = _memo(inst, reservation + " v3 levels",
+                                       lambda: _levels(inst, cap, counts.size))
+    st = SharesArrays(
+        sizes=cap.sizes, node_cap=cap.node_cap, gpu_offset=sh.gpu_offset, eligible=sh.eligible,
+        job_milli=sh.job_milli, job_cpu=sh.job_cpu, job_memory=sh.job_memory,
+        node_model=node_model, job_shape=shape, shape_cpu=t_cpu, shape_milli=t_milli,
+        shape_gpus=t_gpus, shape_models=allowed,
+        node_class=_memo(inst, reservation + " v3 classes", lambda: _classes(cap, node_model)),
+        largest=_readonly(np.array([cap.sizes.max(), _widest(inst)], dtype=np.int64)),
+        job_kind=kind, num_kinds=kinds, level_info=info, whole_levels=wl, share_levels=ml,
+        job_level=level, eligible_words=words)
     T = cap.horizon
-    info = st[17]
     if (int(info[0]) + (int(info[1]) + int(info[2])) * int(info[3])) * T * 8 <= _MEMO_BYTES:
         rows = _memo(inst, reservation + " v3 rows",
-                     lambda: _readonly(_empty(cap, counts, info, st[18]))).copy()
+                     lambda: _readonly(_empty(cap, counts, info, wl))).copy()
     else:
-        rows = _empty(cap, counts, info, st[18])
+        rows = _empty(cap, counts, info, wl)
     rows = shares_rules.with_aux(rows, rule, seed, cap.sizes)
     return SharesProfile(rows, st, rule, place_width(inst)[0], (inst.gpus, inst.durations))
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import _shares_rules as compiled
+from ._shares_state import SharesArrays
 from .packing import FGD_POLICIES
 from .placement import PLACEMENTS, check_placement
 
@@ -62,19 +63,19 @@ def with_aux(rows: np.ndarray, rule: int, seed: int, sizes: np.ndarray) -> np.nd
     return out
 
 
-def _inputs(rows: np.ndarray, st: tuple[np.ndarray, ...],
+def _inputs(rows: np.ndarray, st: SharesArrays,
             n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The random draws of the state's seed (those of :func:`heuristics.packing.place`) and FGD's
     target workload frequencies over the instance's one-node jobs."""
     rng = np.random.default_rng(int(rows[-1, 0]))
     u_node, u_gpu = rng.random(n), rng.random(n)
-    shape, shapes = st[8], st[9].size
+    shape, shapes = st.job_shape, st.shape_cpu.size
     counts = np.bincount(shape[shape >= 0], minlength=shapes)[:shapes].astype(float)
     total = counts.sum()
     return u_node, u_gpu, counts / total if total else counts
 
 
-def decode(rows: np.ndarray, st: tuple[np.ndarray, ...], rule: int, order: np.ndarray,
+def decode(rows: np.ndarray, st: SharesArrays, rule: int, order: np.ndarray,
            jobs: np.ndarray, start: np.ndarray, place: np.ndarray, span: int,
            fifo: bool) -> None:
     """:func:`heuristics._shares_decode.decode` under any version 3 rule (the serial decoder)."""
@@ -82,15 +83,15 @@ def decode(rows: np.ndarray, st: tuple[np.ndarray, ...], rule: int, order: np.nd
     kernel(rows, st, rule, order, jobs, start, place, span, fifo, *_inputs(rows, st, jobs.shape[1]))
 
 
-def find(rows: np.ndarray, st: tuple[np.ndarray, ...], rule: int, j: int, g: int, p: int,
+def find(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: int,
          lo: int, hi: int, *scratch: np.ndarray) -> tuple[int, int, int]:
     """:func:`heuristics._shares_kernel.find` under a policy rule (``rule >= 3``)."""
     kernel: Any = compiled.find
     return kernel(rows, st, rule, j, g, p, lo, hi, *scratch,  # type: ignore[no-any-return]
-                  *_inputs(rows, st, st[4].size))
+                  *_inputs(rows, st, st.job_milli.size))
 
 
-def note(rows: np.ndarray, st: tuple[np.ndarray, ...], rule: int, j: int, g: int, s: int,
+def note(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, s: int,
          p: int, nodes: np.ndarray) -> None:
     """After an occupy: keep a policy rule's own rows (clustering's classes) up to date."""
     if rule >= compiled.FIRST:
