@@ -18,13 +18,16 @@ from instances.packing import pod_list_name
 
 from .render import Table, TableView
 
-__all__ = ["PACK_COLUMNS", "PAPER_UNALLOCATED", "PAPER_VARIANTS", "avoidable_view", "fig9a_view",
-           "order_view", "pack_frame", "variant_frame", "variant_view"]
+__all__ = ["PACK_COLUMNS", "PAPER_SEEDS", "PAPER_UNALLOCATED", "PAPER_VARIANTS", "avoidable_view",
+           "fig9a_view", "order_view", "pack_frame", "seeds_text", "variant_frame", "variant_view"]
 
 PACK_COLUMNS: tuple[str, ...] = ("policy", "seed", "arrived_pct", "allocated_pct",
                                  "unallocated_pct", "fragmentation_pct", "bound_pct")
 """The columns of ``pack.csv`` (``bound_pct``: no placement of the pods arrived by then
 allocates more; empty where no bound was computed)."""
+
+PAPER_SEEDS = 10
+"""Seeds behind each of the paper's medians (:data:`PAPER_UNALLOCATED`)."""
 
 PAPER_UNALLOCATED: dict[str, float] = {
     "random": 13.75, "dotprod": 9.44, "clustering": 8.42, "packing": 8.19, "bestfit": 7.09,
@@ -49,6 +52,22 @@ figures FGD's paper states for its Figs. 11-14 (Weng et al., USENIX ATC 2023), b
 
 def _pct(milli: float, capacity: float) -> float:
     return 100.0 * milli / capacity
+
+
+def seeds_text(seeds: Sequence[int]) -> str:
+    """``seed 3``, ``seeds 0, 1`` or ``seeds 0-9`` (a run of consecutive seeds)."""
+    got = sorted({int(s) for s in seeds})
+    if not got:
+        return "no seed"
+    if len(got) == 1:
+        return f"seed {got[0]}"
+    if len(got) > 2 and got == list(range(got[0], got[-1] + 1)):
+        return f"seeds {got[0]}-{got[-1]}"
+    return "seeds " + ", ".join(map(str, got))
+
+
+def _n_seeds(n: int) -> str:
+    return f"{n} seed" + ("" if n == 1 else "s")
 
 
 def _bounds(rows: Sequence[dict[str, Any]]) -> dict[tuple[int, int], dict[str, float]]:
@@ -91,8 +110,12 @@ def _policy_order(policies: Sequence[str]) -> list[str]:
 def fig9a_view(df: pd.DataFrame, rows: Sequence[dict[str, Any]],
                levels: Sequence[int] = (90, 100, 120)) -> TableView:
     """Median unallocated GPU % by policy at ``levels`` arrived (FGD's Fig. 9a), the
-    bound beside: the least any placement of those pods could leave unallocated."""
-    seeds = sorted(df["seed"].unique()) if len(df) else []
+    bound beside: the least any placement of those pods could leave unallocated.
+
+    The headers give the seeds behind each median (ours and the paper's); the bound rows,
+    medians over the seeds that have a bound, name theirs; the note on the bound is written
+    only when a bound row is there."""
+    seeds = sorted(int(s) for s in df["seed"].unique()) if len(df) else []
     med = (df[df["arrived_pct"].isin(levels)]
            .groupby(["policy", "arrived_pct"])["unallocated_pct"].median().unstack())
     records, cells = [], []
@@ -103,24 +126,38 @@ def fig9a_view(df: pd.DataFrame, rows: Sequence[dict[str, Any]],
                         "paper_u100": paper})
         cells.append([pol, *(_f(v) for v in vals), _f(paper)])
     bounds = _bounds(rows)
+    bound_rows = []
     for name, key, what in (("bound", "bound", "least unallocated any placement leaves"),
                             ("best offline packing", "best", "found")):
-        vals = []
+        vals, behind = [], set()
         for lv in levels:
             got = [100.0 - bounds[(s, lv)][key] for s in seeds if (s, lv) in bounds]
+            behind |= {s for s in seeds if (s, lv) in bounds}
             vals.append(float(np.median(got)) if got else np.nan)
         if any(np.isfinite(vals)):
             records.append({"policy": name, **{f"u{lv}": v for lv, v in zip(levels, vals)},
                             "paper_u100": np.nan})
-            cells.append([f"{name} ({what})", *(_f(v) for v in vals), ""])
+            cells.append([f"{name} ({what}; {seeds_text(sorted(behind))})",
+                          *(_f(v) for v in vals), ""])
+            bound_rows.append(name)
+    notes = ["Unallocated: 100 - allocated GPU milli over the capacity, after the pods "
+             "arrived by then (failed pods included)."]
+    if "bound" in bound_rows:
+        notes.append("The bound row: 100 - the bound on the GPU milli any offline placement "
+                     "of those pods could hold (median over the seeds it names).")
+    if "best offline packing" in bound_rows:
+        notes.append("Best offline packing: 100 - the most GPU milli a placement found for "
+                     "the bound holds.")
+    notes.append(f"Paper: FGD (Weng et al., USENIX ATC 2023), median of its own "
+                 f"{PAPER_SEEDS} seeds; ours: median of {_n_seeds(len(seeds))} "
+                 f"({seeds_text(seeds)}), on the openb instance drawn by each.")
     table = Table(
-        columns=["policy", *(f"{lv}% arrived" for lv in levels), "paper, 100%"],
+        columns=["policy", *(f"{lv}% arrived,\nours ({_n_seeds(len(seeds))})" for lv in levels),
+                 f"100% arrived,\npaper ({_n_seeds(PAPER_SEEDS)})"],
         rows=cells,
-        caption=f"Median unallocated GPU % over {len(seeds)} seed(s) of the openb instance",
-        notes=["Unallocated: 100 - allocated GPU milli over the capacity, after the pods "
-               "arrived by then (failed pods included). The bound row: 100 - the bound on the "
-               "GPU milli any offline placement of those pods could hold. Paper: FGD (Weng et "
-               "al., USENIX ATC 2023), median of 10 seeds."],
+        caption=f"Median unallocated GPU % over {_n_seeds(len(seeds))} ({seeds_text(seeds)}) "
+                f"of the openb instance, beside the paper's median over {_n_seeds(PAPER_SEEDS)}",
+        notes=[" ".join(notes)],
         label="tab:fgd-fig9a",
     )
     return TableView(pd.DataFrame(records), table)
@@ -129,8 +166,13 @@ def fig9a_view(df: pd.DataFrame, rows: Sequence[dict[str, Any]],
 def avoidable_view(rows: Sequence[dict[str, Any]],
                    levels: Sequence[int] = (90, 100, 110, 120)) -> TableView:
     """Per policy and level: unallocated %, and the share of it no placement could avoid
-    (``(capacity - bound) / (capacity - allocated)``), medians over the seeds with a bound."""
+    (``(capacity - bound) / (capacity - allocated)``), medians over the seeds with a bound
+    (named in the caption: where they are not all the seeds run, a policy's figure differs
+    from :func:`fig9a_view`'s median over all of them)."""
     bounds = _bounds(rows)
+    all_seeds = sorted({int(r["seed"]) for r in rows
+                        if r["policy"] != "bound" and r["order"] == "arrival"})
+    used: set[int] = set()
     per: dict[tuple[str, int], list[tuple[float, float]]] = {}
     for r in rows:
         if r["policy"] == "bound" or r["order"] != "arrival":
@@ -143,6 +185,7 @@ def avoidable_view(rows: Sequence[dict[str, Any]],
             u = 100.0 - _pct(at["allocated_milli"], r["capacity_milli"])
             floor = 100.0 - b["bound"]
             per.setdefault((r["policy"], lv), []).append((u, floor / u if u > 0 else np.nan))
+            used.add(int(r["seed"]))
     records, cells = [], []
     for pol in _policy_order(sorted({p for p, _ in per})):
         row = [pol]
@@ -154,12 +197,20 @@ def avoidable_view(rows: Sequence[dict[str, Any]],
                             "unavoidable_share": share})
             row.append(f"{_f(u)} ({_f(100 * share, 0)}%)" if got else "")
         cells.append(row)
+    only = sorted(used)
+    notes = [f"Share: (100 - bound) / unallocated. Both are medians over the "
+             f"{_n_seeds(len(only))} with a bound ({seeds_text(only)})"]
+    if only and only != all_seeds:
+        notes[0] += (f", not over all {_n_seeds(len(all_seeds))} run ({seeds_text(all_seeds)}): "
+                     "a policy's unallocated % here can differ from its median over all seeds")
+    notes[0] += "."
     table = Table(
         columns=["policy", *(f"{lv}% arrived" for lv in levels)],
         rows=cells,
         caption="Unallocated GPU % after the pods arrived by each level, and (in brackets) "
-                "the share of it no placement could have avoided",
-        notes=["Share: (100 - bound) / unallocated, median over the seeds with a bound."],
+                "the share of it no placement could have avoided, over "
+                f"{_n_seeds(len(only))} ({seeds_text(only)})",
+        notes=notes,
         label="tab:packing-avoidable",
     )
     return TableView(pd.DataFrame(records), table)
@@ -168,9 +219,13 @@ def avoidable_view(rows: Sequence[dict[str, Any]],
 def order_view(rows: Sequence[dict[str, Any]],
                levels: Sequence[int] = (100, 120)) -> TableView:
     """Median unallocated GPU % per policy and order (arrival and the offline orders), over
-    the seeds that have offline orders (all seeds when none has)."""
+    the seeds that have offline orders (all seeds when none has), named in the caption.
+
+    One row per policy and load arrived (``100%``); one column per order the same pods are
+    placed in: ``arrival`` (online, as they arrive), then each offline order."""
     offline = {r["seed"] for r in rows if r["policy"] != "bound" and r["order"] != "arrival"}
     per: dict[tuple[str, str, int], list[float]] = {}
+    used: set[int] = set()
     for r in rows:
         if r["policy"] == "bound" or (offline and r["seed"] not in offline):
             continue
@@ -179,6 +234,7 @@ def order_view(rows: Sequence[dict[str, Any]],
             if at is not None:
                 u = 100.0 - _pct(at["allocated_milli"], r["capacity_milli"])
                 per.setdefault((r["policy"], r["order"], lv), []).append(u)
+                used.add(int(r["seed"]))
     orders = sorted({o for _, o, _ in per}, key=lambda o: (o != "arrival", o))
     records, cells = [], []
     for pol in _policy_order(sorted({p for p, _, _ in per})):
@@ -187,9 +243,14 @@ def order_view(rows: Sequence[dict[str, Any]],
                     for o in orders]
             records.append({"policy": pol, "arrived_pct": lv, **dict(zip(orders, vals))})
             cells.append([pol, f"{lv}%", *(_f(v) for v in vals)])
-    table = Table(columns=["policy", "arrived", *orders], rows=cells,
+    names = [f"{o} order\n(online)" if o == "arrival" else f"{o} order\n(offline)" for o in orders]
+    seeds = sorted(used)
+    table = Table(columns=["policy", "load arrived", *names], rows=cells,
                   caption="Median unallocated GPU %: the same pods in arrival order and in "
-                          "offline orders", label="tab:packing-orders")
+                          f"offline orders, over {_n_seeds(len(seeds))} ({seeds_text(seeds)})",
+                  notes=["Load arrived: the pods arrived by that share of the cluster's GPUs; "
+                         "each order places those same pods."],
+                  label="tab:packing-orders")
     return TableView(pd.DataFrame(records), table)
 
 
