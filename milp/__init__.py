@@ -6,6 +6,7 @@
     form.to_pulp(); form.write_mps("m.mps")     # export
     res = milp.solve(inst, time_limit=60, warm_start=None)   # HiGHS
     res = milp.solve(inst, backend="cpsat")      # the independent cross-check
+    res = milp.solve(inst, milp.MILPParams(time_limit=60, threads=2))  # the options as one object
     milp.price_of_topology(node_inst, 60)        # flat optimum minus node optimum, or bounds
     milp.relaxation(v3_inst, "fluid")            # a relaxation's bound (model version 3)
     milp.price_of_sharing(v3_inst, 60)           # fluid optimum minus optimum, or bounds
@@ -35,6 +36,7 @@ from .backend import IncumbentHooks, RawSolve, Solution
 from .bound import BOUND_METHODS, Bound, bound
 from .builder import build
 from .formulation import DEFAULT_MAX_COLUMNS, Formulation
+from .params import MILPParams
 from .progress import Progress
 from .relaxation import Relaxed, relaxation
 from .shares import RELAXATIONS
@@ -55,6 +57,7 @@ __all__ = [
     "Bound",
     "Formulation",
     "IncumbentHooks",
+    "MILPParams",
     "PriceOfSharing",
     "PriceOfTopology",
     "Progress",
