@@ -143,7 +143,7 @@ def plot_packing(df: pd.DataFrame, *, policies: Sequence[str] | None = None,
                  start: int = 60) -> Figure:
     """Both plots side by side (FGD's Fig. 9a and 7a), on one x axis from ``start`` %
     arrived, with one legend for both."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12.0, 4.0), sharex=True,
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11.0, 4.6), sharex=True,
                                       layout="constrained")
     plot_unallocated(df, ax=left, policies=policies, start=start)
     plot_fragmentation(df, ax=right, policies=policies, start=start)
@@ -155,7 +155,8 @@ def plot_packing(df: pd.DataFrame, *, policies: Sequence[str] | None = None,
     right.tick_params(labelleft=True)
     if len(df):
         left.set_xlim(start, max(start + 1, int(df["arrived_pct"].max())))
-    fig.legend(handles, labels, loc="outside right upper", fontsize=8, frameon=False)
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(4, max(1, len(labels))),
+               fontsize=8, frameon=False)
     seeds = df["seed"].nunique()
     fig.suptitle(f"openb: median over {seeds} seed(s)", fontsize=10)
     return fig
