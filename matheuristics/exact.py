@@ -22,7 +22,16 @@ from milp.progress import Progress
 from .best import best
 from .cpsat_source import CPSAT
 from .lpround import LPStart
-from .portfolio import Plan, account, choose, hooks_for, lp_warm_start, named
+from .portfolio import (
+    FROM_WARM_START,
+    INCUMBENT,
+    Plan,
+    account,
+    choose,
+    hooks_for,
+    lp_warm_start,
+    named,
+)
 
 __all__ = ["SCALE_JOBS", "WARM_START_BUDGET", "WARM_START_SHARE", "solve_milp",
            "warm_start_schedule"]
@@ -79,7 +88,7 @@ def _every_job(ws: Result, backend: str) -> Result:
     return dataclasses.replace(
         ws, method=milp.METHOD_NAMES[backend], status=Status.OPTIMAL,
         upper_bound=ws.value, bound_method="sum-of-values",
-        params={"warm_start": ws.method},
+        params={"warm_start": ws.method, INCUMBENT: FROM_WARM_START},
         message=f"not searched: every job runs in the warm start; incumbent from the warm start "
                 f"({ws.method})")
 

@@ -10,7 +10,9 @@ incumbent hooks that run the sources (:class:`~matheuristics.incumbents.SharedHo
 and :func:`account` adds to the :class:`~instances.Result` of the solve what
 the sources and the LP proved (a smaller bound, checked against the value)
 and which source found the final incumbent and which proved the bound
-(``params["incumbent_from"]``, ``params["bound_from"]``, and the message).
+(``params["incumbent_from"]``, ``params["bound_from"]``, and the message), read from
+the fields of the solve's result (``params["incumbent"]``, ``params["warm_start"]``,
+``bound_method``) and of the sources' pool, never from its message.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from .incumbents import HIGHS, WARM, SharedHooks, Source
 from .lpround import LP, LPStart
 from .params import LNSParams
 
-__all__ = ["CUTOFF_MARGIN", "LP_JOBS", "LP_MAX_JOBS", "SOURCES", "Plan", "account", "choose", "hooks_for", "lp_warm_start", "named",
-           "plan", "portfolio_hooks"]
+__all__ = ["CUTOFF_MARGIN", "FROM_WARM_START", "INCUMBENT", "LP_JOBS", "LP_MAX_JOBS", "SOURCES",
+           "Plan", "account", "choose", "hooks_for", "lp_warm_start", "named", "plan",
+           "portfolio_hooks"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +53,14 @@ CUTOFF_MARGIN = 0.02
 this share more than the warm start (``milp.highs.solve_highs``'s ``cutoff``; not when the
 root LP proves as much): where its tree closes, that bound is proved in a part of the time
 the plain tree takes to reach it (docs/milp.md)."""
+
+INCUMBENT = "incumbent"
+"""The key of a solve's ``params`` that says where its schedule comes from (one of
+:data:`milp.solver.INCUMBENT_SOURCES`); :func:`account` reads it and records
+``incumbent_from`` in its place."""
+
+FROM_WARM_START = "warm start"
+"""Its value for a schedule that is a warm start's."""
 
 LP_MAX_JOBS = 5000
 """... and below this many, where :func:`matheuristics.solve_milp`'s path at scale (the
@@ -168,6 +179,31 @@ def lp_warm_start(inst: Instance, lp: LPStart, ws: Any) -> Any:
                   runtime_s=lp.seconds, metrics=metrics, message=lp.summary())
 
 
+def _solve_incumbent(res: Result, backend: str) -> str:
+    """Who found the incumbent of the solve ``res``, from its ``params``, the sources aside.
+
+    Parameters
+    ----------
+    res
+        The result of :func:`milp.solve` (or of the warm start alone when nothing
+        was searched); ``params["incumbent"]`` says where its schedule comes from
+        (:data:`milp.solver.INCUMBENT_SOURCES`), ``params["warm_start"]`` the
+        leading warm start's name.
+    backend
+        The backend that ran (``highs`` or ``cpsat``).
+
+    Returns
+    -------
+    str
+        The leading warm start's name (:data:`~matheuristics.incumbents.WARM`
+        without one) when the schedule is a warm start's, else the backend's
+        name (:data:`~matheuristics.incumbents.HIGHS` for HiGHS).
+    """
+    if res.params.get(INCUMBENT) == FROM_WARM_START:
+        return str(res.params.get("warm_start", WARM))
+    return backend if backend != "highs" else HIGHS
+
+
 def _highs_bound(res: Result, backend: str) -> str:
     """Who proved ``res``'s bound, from its ``bound_method``."""
     method = res.bound_method or "none"
@@ -187,9 +223,7 @@ def account(inst: Instance, res: Result, hooks: SharedHooks | None, *, lp: LPSta
     """
     value = res.value
     tol = tolerance(inst, value)
-    incumbent, bound_from = backend if backend != "highs" else HIGHS, _highs_bound(res, backend)
-    if "incumbent from the warm start" in res.message:
-        incumbent = str(res.params.get("warm_start", WARM))
+    incumbent, bound_from = _solve_incumbent(res, backend), _highs_bound(res, backend)
     bounds: list[tuple[float, str]] = []
     pool = None if hooks is None else hooks.pool
     if pool is not None:
@@ -213,7 +247,8 @@ def account(inst: Instance, res: Result, hooks: SharedHooks | None, *, lp: LPSta
             if upper - value <= max(tol, mip_gap * abs(upper)):
                 status = Status.OPTIMAL
     lp_bound = res.lp_bound if res.lp_bound is not None or lp is None else lp.bound
-    params = {**res.params, "incumbent_from": incumbent, "bound_from": bound_from}
+    params = {k: v for k, v in res.params.items() if k != INCUMBENT}
+    params.update(incumbent_from=incumbent, bound_from=bound_from)
     notes.append(f"incumbent from {incumbent}, bound from {bound_from}")
     if lp is not None:
         notes.insert(0, lp.summary())
