@@ -3,7 +3,9 @@
 :func:`make_config` builds a :class:`BenchConfig` from plain values (the
 command line's flags); :func:`load_config` reads a TOML sweep file, checks it
 with pydantic models (every table ``extra="forbid"`` except a method's own
-parameters) and then goes through :func:`make_config`.
+parameters) and then goes through :func:`make_config`. An exact method's
+parameters are checked as the :class:`milp.MILPParams` they make
+(:func:`milp_params`), a bad value named ``params.<method>.<field>``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 import heuristics
 import instances
+import milp
 from instances.model import check_size_params
 
 from ..dispatch import EXACT_METHODS, method_names
@@ -30,6 +33,7 @@ __all__ = [
     "MethodSpec",
     "load_config",
     "make_config",
+    "milp_params",
 ]
 
 
@@ -88,7 +92,61 @@ def method_parameters(method: str) -> tuple[str, ...] | None:
                                inspect.Parameter.KEYWORD_ONLY))
 
 
+def _not_milp_options() -> frozenset[str]:
+    """The parameters of an exact method that are not :func:`milp.solve`'s options: those of
+    :func:`matheuristics.solve_milp` (the warm start, the sources beside HiGHS, the progress
+    bar) and :func:`milp.solve`'s inputs, none a field of :class:`milp.MILPParams`.
+    """
+    import matheuristics
+
+    names: set[str] = set()
+    for fn in (matheuristics.solve_milp, milp.solve):
+        names |= {p.name for p in list(inspect.signature(fn).parameters.values())[1:]
+                  if p.kind is not inspect.Parameter.VAR_KEYWORD}
+    return frozenset(names - set(milp.MILPParams.fields()) - {"params"})
+
+
+def milp_params(spec: MethodSpec) -> milp.MILPParams | None:
+    """An exact method's parameters as the :class:`milp.MILPParams` they give :func:`milp.solve`.
+
+    The spec's time limit (the method's default when it has none) and backend
+    (the method's), then its parameters over them: the fields by name, every
+    other name a backend option, leaving out what :func:`matheuristics.solve_milp`
+    takes itself (``warm_start``, ``lns_helper``, ``sources``, ``progress``).
+
+    Parameters
+    ----------
+    spec
+        A method of the sweep (``[params.<method>]`` or ``[variants.<label>]`` of
+        its TOML file).
+
+    Returns
+    -------
+    milp.MILPParams or None
+        ``None`` for a heuristic.
+
+    Raises
+    ------
+    ValueError
+        For a bad value, naming its field (``mip_gap: must be in [0, 1), got 1.5``).
+    """
+    if spec.method not in EXACT_METHODS:
+        return None
+    skip = _not_milp_options()
+    options = {k: v for k, v in spec.params.items() if k not in skip}
+    base: dict[str, Any] = {"backend": EXACT_METHODS[spec.method]}
+    if spec.time_limit is not None:
+        base["time_limit"] = spec.time_limit
+    return milp.MILPParams.from_mapping({**base, **options})
+
+
 def _check_params(spec: MethodSpec, where: str) -> None:
+    if spec.method in EXACT_METHODS:  # checked here, as milp.solve will read them
+        try:
+            milp_params(spec)
+        except ValueError as e:
+            raise ValueError(f"{where}.{e}") from None
+        return
     accepted = method_parameters(spec.method)
     if accepted is None:
         return
