@@ -8,42 +8,65 @@ so the gain over FIFO splits into a reservation part and an ordering part.
 
 On an instance with nodes every method places each job on nodes: it starts
 at the earliest slot from which it has a valid placement, and the
-``placement`` rule (:data:`heuristics.placement.PLACEMENTS`) picks the node.
+``placement`` rule (:data:`heuristics.placement_rules.PLACEMENT_RULES`) picks
+the node. A user's rule (PROBLEM.md section 14) runs in
+:mod:`heuristics.user_decode`; ``rule`` may be a user's priority key too.
 """
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
 from instances import Instance, Result
 
-from . import shares
+from . import shares, user_decode
 from .decoder import job_arrays, serial_starts
 from .placement import new_place
+from .placement_rules import PlacementRule, resolve_placement
 from .profile import new_profile, start_now
 from .results import finish
-from .rules import order_by
+from .rules import order_by, rule_name
 
 __all__ = ["list_schedule", "list_starts", "parallel_schedule", "parallel_starts"]
 
 
+def _user(placement: Any) -> PlacementRule | None:
+    """The user's rule ``placement`` names or is, or ``None`` for a built-in."""
+    if isinstance(placement, str) and ":" not in placement:
+        return None  # a built-in's name (checked where it runs)
+    entry = resolve_placement(placement)
+    return None if entry.builtin else entry
+
+
+def _params(inst: Instance, rule: Any, placement: Any, **more: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {"rule": rule_name(rule), **more}
+    if inst.has_nodes:
+        params["placement"] = resolve_placement(placement).name
+    return params
+
+
 def list_starts(
     inst: Instance, order: np.ndarray, reservation: str = "curve", *,
-    placement: str = "first-fit", place: np.ndarray | None = None,
+    placement: Any = "first-fit", place: np.ndarray | None = None,
 ) -> np.ndarray:
     """Start array of the serial decoder for a job order (``-1``: not run).
 
     On an instance with nodes, the jobs are placed by the ``placement`` rule
-    and their nodes written into ``place`` when given.
+    (a built-in's name, or a user's rule) and their nodes written into
+    ``place`` when given.
     """
+    entry = _user(placement)
+    if entry is not None:
+        return user_decode.serial_starts(inst, order, entry, reservation, place)
     return serial_starts(new_profile(inst, reservation, placement), order, job_arrays(inst), None, place)
 
 
 def list_schedule(
-    inst: Instance, *, rule: str = "priority", reservation: str = "curve",
-    placement: str = "first-fit",
+    inst: Instance, *, rule: Any = "priority", reservation: str = "curve",
+    placement: Any = "first-fit",
 ) -> Result:
     """Serial list scheduling with earliest fit.
 
@@ -57,17 +80,19 @@ def list_schedule(
     Parameters
     ----------
     rule
-        Priority rule name (default ``priority``: ``w`` descending).
+        Priority rule: a name of :data:`heuristics.rules.RULES` (default
+        ``priority``: ``w`` descending), ``MODULE:NAME``, or a key ``key(inst)``.
     reservation
         ``curve`` (method ``list``) or ``peak`` (method ``list-peak``).
     placement
-        On nodes: ``first-fit`` (default), ``best-fit`` or ``frag``.
+        On nodes: ``first-fit`` (default), ``best-fit``, ``frag``, FGD's six
+        on version 3, or a user's rule (name, ``MODULE:NAME`` or the rule).
     """
     t0 = time.perf_counter()
     place = new_place(inst) if inst.has_nodes else None
     start = list_starts(inst, order_by(inst, rule), reservation, placement=placement, place=place)
     name = "list" if reservation == "curve" else "list-peak"
-    params = {"rule": rule} if not inst.has_nodes else {"rule": rule, "placement": placement}
+    params = _params(inst, rule, placement)
     return finish(
         inst, name, start, reservation=reservation, started_at=t0, params=params, place=place,
     )
@@ -75,7 +100,7 @@ def list_schedule(
 
 def parallel_starts(
     inst: Instance, order: np.ndarray, reservation: str = "curve", *,
-    placement: str = "first-fit", place: np.ndarray | None = None,
+    placement: Any = "first-fit", place: np.ndarray | None = None,
 ) -> np.ndarray:
     """Start array of the parallel (time-stepping) scheme for a job order.
 
@@ -83,6 +108,9 @@ def parallel_starts(
     placement from ``t``, chosen by the ``placement`` rule and written into
     ``place``.
     """
+    entry = _user(placement)
+    if entry is not None:
+        return user_decode.parallel_starts(inst, order, entry, reservation, place)
     if inst.jobs_use_resources:  # model version 3
         return shares.parallel_starts(inst, order, reservation, placement=placement, place=place)
     prof = new_profile(inst, reservation, placement)
@@ -101,8 +129,8 @@ def parallel_starts(
 
 
 def parallel_schedule(
-    inst: Instance, *, rule: str = "priority", reservation: str = "curve",
-    placement: str = "first-fit",
+    inst: Instance, *, rule: Any = "priority", reservation: str = "curve",
+    placement: Any = "first-fit",
 ) -> Result:
     """Parallel (time-stepping) schedule generation.
 
@@ -125,9 +153,7 @@ def parallel_schedule(
     place = new_place(inst) if inst.has_nodes else None
     start = parallel_starts(inst, order_by(inst, rule), reservation, placement=placement,
                             place=place)
-    params = {"rule": rule, "reservation": reservation}
-    if inst.has_nodes:
-        params["placement"] = placement
+    params = _params(inst, rule, placement, reservation=reservation)
     return finish(
         inst, "parallel", start, reservation=reservation, started_at=t0, params=params,
         place=place,

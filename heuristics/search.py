@@ -23,7 +23,7 @@ from .decoder import job_arrays, serial_starts
 from .placement import new_place
 from .profile import new_profile
 from .results import finish, start_value
-from .rules import RULES, order_by
+from .rules import BUILTIN_RULES, order_by
 
 __all__ = ["OrderSearch", "local_search", "local_search_order", "sampling", "sampling_order"]
 
@@ -53,7 +53,7 @@ def sampling_order(
     jobs = job_arrays(inst)
     n = inst.num_jobs
     rng = np.random.default_rng(seed)
-    bases = [order_by(inst, r) for r in RULES]
+    bases = [order_by(inst, r) for r in BUILTIN_RULES]
     ranks = []
     for o in bases:
         rank = np.empty(n, dtype=np.float64)

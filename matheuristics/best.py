@@ -21,7 +21,7 @@ from heuristics.backfill import conservative_starts, easy_starts
 from heuristics.fifo import fifo_starts
 from heuristics.listsched import list_starts, parallel_starts
 from heuristics.placement import PLACEMENTS, check_placement, new_place
-from heuristics.rules import RULES, order_by
+from heuristics.rules import BUILTIN_RULES, order_by
 from heuristics.search import local_search_order, sampling_order
 from heuristics.stop import MaxIterations, MaxRuntime, MultipleCriteria, time_share
 from instances import Instance, Result
@@ -43,9 +43,9 @@ CONSTRUCTIVE_MEMBERS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("easy-curve", {}),
     ("conservative-peak", {}),
     ("conservative-curve", {}),
-    *(("list", {"rule": r}) for r in RULES),
-    *(("list-peak", {"rule": r}) for r in RULES),
-    *(("parallel", {"rule": r}) for r in RULES),
+    *(("list", {"rule": r}) for r in BUILTIN_RULES),
+    *(("list-peak", {"rule": r}) for r in BUILTIN_RULES),
+    *(("parallel", {"rule": r}) for r in BUILTIN_RULES),
 )
 """The one-pass methods ``best`` runs first, as ``(method, params)``; then it
 runs sampling, local search and the LNS (see :func:`best`). On an instance

@@ -24,9 +24,6 @@ from ..view import JobView, NodeView, readonly
 
 __all__ = ["CompiledJob", "run_compiled", "run_plain"]
 
-_BAD_SHAPE = 1
-"""The error code of the compiled loop for scores of the wrong length (it cannot raise a
-message naming the job)."""
 
 
 class CompiledJob(NamedTuple):
@@ -102,8 +99,10 @@ def run_plain(entry: PlacementRule, a: PackingArrays, names: tuple[str, ...],
 def _compiled_loop(score: Any, seq: np.ndarray, pod_gpus: np.ndarray, pod_milli: np.ndarray,
                    pod_cpu: np.ndarray, pod_mem: np.ndarray, pod_allowed: np.ndarray,
                    node_gpus: np.ndarray, node_cpu: np.ndarray, node_mem: np.ndarray,
-                   node_model: np.ndarray, models: Any) -> tuple[np.ndarray, np.ndarray, int, int]:
+                   node_model: np.ndarray, models: Any) -> tuple[np.ndarray, np.ndarray, int]:
     # pragma: no cover (compiled; held to run_plain in the tests)
+    # returns the pods' nodes and GPU masks, and the first pod whose scores had the wrong
+    # length (-1: none), since compiled code cannot raise a message naming the pod
     n_nodes = node_gpus.shape[0]
     width = 0
     for n in range(n_nodes):
@@ -134,7 +133,7 @@ def _compiled_loop(score: Any, seq: np.ndarray, pod_gpus: np.ndarray, pod_milli:
         job = CompiledJob(j, g, m, pod_cpu[j], pod_mem[j], pod_allowed[j], 0, 0, 1.0)
         scores = score(view, job)
         if scores.shape[0] != n_nodes:
-            return node_of, mask, j, _BAD_SHAPE
+            return node_of, mask, j
         best, best_s = -1, -np.inf
         for n in range(n_nodes):
             s = scores[n]
@@ -167,7 +166,7 @@ def _compiled_loop(score: Any, seq: np.ndarray, pod_gpus: np.ndarray, pod_milli:
         full[n], most[n] = count, hi
         node_of[j] = n
         mask[j] = bits
-    return node_of, mask, -1, 0
+    return node_of, mask, -1
 
 
 def run_compiled(entry: PlacementRule, a: PackingArrays, names: tuple[str, ...],
@@ -182,7 +181,7 @@ def run_compiled(entry: PlacementRule, a: PackingArrays, names: tuple[str, ...],
     """
     loop: Any = _compiled_loop
     try:
-        node_of, mask, bad, code = loop(entry.score, np.ascontiguousarray(seq, dtype=np.int64),
+        node_of, mask, bad = loop(entry.score, np.ascontiguousarray(seq, dtype=np.int64),
                                         a.pod_gpus, a.pod_milli, a.pod_cpu, a.pod_mem,
                                         a.pod_allowed, a.node_gpus, a.node_cpu, a.node_mem,
                                         a.node_model, a.models)
