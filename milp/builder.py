@@ -9,6 +9,10 @@ node offers less than the pool (a node row is implied by the pool row
 elsewhere, since a job puts at most its GPUs on a node). A flat pool is one
 node of ``G`` GPUs that never offers less than the pool: it has no node row,
 and its model is the flat model.
+
+:func:`build` runs its steps in order: the capacity (:func:`_base`), the
+columns (:func:`_candidate_columns`), their capacity entries, the running sums
+and busy-GPU columns, the rows by kind, and the :class:`Formulation` of them.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -125,6 +130,194 @@ def build(
     divisors = check_rounding(rounding)
     if symmetry not in SYMMETRY:
         raise ValueError(f"symmetry: must be one of {list(SYMMETRY)}, got {symmetry!r}")
+    base = _base(inst, relax, reservation, reserved, fixed, symmetry)
+    cols = _candidate_columns(inst, base, aggregate, symmetry, max_columns, max_placements,
+                              reservation, fixed)
+    ent = _capacity_entries(inst, base, cols)
+    sym_pairs, sym_blocks = _symmetry_columns(inst, base, cols, ent, symmetry)
+    busy = _busy_columns(inst, base, cols, ent, sym_pairs.shape[0], fixed)
+    rows = _Rows()
+    assign_groups = _assignment_rows(rows, cols)
+    keys = _capacity_rows(rows, cols, ent, busy, cliques, divisors, base.fluid)
+    _resource_rows(rows, inst, base, cols, ent, busy, sym_blocks, relax, fixed)
+    A = _matrix(rows, cols.n + sym_pairs.shape[0] + busy.count)
+    kinds = np.concatenate(rows.kinds)
+    stats = _stats(inst, base, cols, ent, busy, keys, assign_groups, kinds, relax, reservation)
+    stats = {"build_s": time.perf_counter() - t0, **stats}
+    form = _formulation(inst, base, cols, busy, rows, A, kinds, sym_pairs, stats, symmetry,
+                        relax, fixed)
+    logger.debug("%s", form.summary())
+    return form
+
+
+@dataclass
+class _Base:
+    """The capacity a model is built over.
+
+    Attributes
+    ----------
+    place_inst
+        The instance whose placements the model uses (:func:`milp.shares.relaxed_views`).
+    model
+        The capacity of the capacity view under the reservation.
+    reserved
+        The GPUs withheld per node and slot (those of ``fixed`` when given), or ``None``.
+    free
+        ``(K, T)``: the GPUs each node offers per slot.
+    classes
+        The classes of identical nodes (:func:`milp.symmetry.node_classes`).
+    reduce
+        Whether identical nodes are handled (``symmetry`` not ``"none"`` and a class
+        of two or more).
+    slotted
+        The exact model of an instance with shared jobs: they take GPU slots.
+    fluid
+        A relaxation of an instance with shared jobs: a share counts as its fluid amount.
+    """
+
+    place_inst: Instance
+    model: Capacity
+    reserved: np.ndarray | None
+    free: np.ndarray
+    classes: tuple[np.ndarray, ...]
+    reduce: bool
+    slotted: bool
+    fluid: bool
+
+
+@dataclass
+class _Columns:
+    """The columns of a model, ``(group, start, placement)`` each, and their groups.
+
+    Attributes
+    ----------
+    rep, members, size
+        Each group's representative job, its jobs and their number (:func:`_groups`).
+    shared
+        Whether each group is shared (model version 3, exact model).
+    col_group, col_start, col_place
+        Each column's group, start and placement index.
+    placements, place_nodes, place_gpu
+        The placements (node tuples), as a ``-1``-padded array, and each one's GPU
+        slot (``-1``: a whole-GPU placement).
+    candidates
+        The candidate columns counted before any was dropped.
+    dropped
+        Columns dropped as not fitting what ``reserved`` leaves (``"reserved"``) and by
+        fixing identical nodes (``"symmetry"``).
+    """
+
+    rep: np.ndarray
+    members: tuple[np.ndarray, ...]
+    size: np.ndarray
+    shared: np.ndarray
+    col_group: np.ndarray
+    col_start: np.ndarray
+    col_place: np.ndarray
+    placements: list[tuple[int, ...]]
+    place_nodes: np.ndarray
+    place_gpu: np.ndarray
+    candidates: int
+    dropped: dict[str, int]
+
+    @property
+    def n(self) -> int:
+        """The number of columns."""
+        return int(self.col_group.size)
+
+    def keep(self, keep: np.ndarray) -> None:
+        """Keep the columns where ``keep`` is true."""
+        self.col_group, self.col_start = self.col_group[keep], self.col_start[keep]
+        self.col_place = self.col_place[keep]
+
+
+@dataclass
+class _Entries:
+    """The capacity entries ``(column, key, GPUs)`` of the columns and what each key offers.
+
+    Key ``t`` is the pool at slot ``t``, key ``(1 + k) T + t`` node ``k`` at slot ``t``.
+
+    Attributes
+    ----------
+    col_p, col_a
+        Each column's duration and GPUs (``g_j``, or the fluid amount ``a_j`` on a relaxation).
+    amount
+        Each group's GPUs in the pool and node rows.
+    nodes
+        Each column's node positions, ``-1`` padded.
+    ent_col, ent_key, ent_coef
+        The entries of the columns in the pool and node rows (a shared column has none
+        of its own: its busy columns have them).
+    cap_key
+        What each key offers: the pool row, then each node's GPUs per slot.
+    binding
+        Whether each key's row can bind (the columns covering it could overload it).
+    max_load, node_max
+        The most the columns can load the pool per slot and each node per slot.
+    """
+
+    col_p: np.ndarray
+    col_a: np.ndarray
+    amount: np.ndarray
+    nodes: np.ndarray
+    ent_col: np.ndarray
+    ent_key: np.ndarray
+    ent_coef: np.ndarray
+    cap_key: np.ndarray
+    binding: np.ndarray
+    max_load: np.ndarray
+    node_max: np.ndarray
+
+
+@dataclass
+class _Busy:
+    """The busy-GPU columns of a model with GPU slots (model version 3, shared jobs).
+
+    Attributes
+    ----------
+    busy
+        ``(nb, 2)``: each busy column's slot placement and time slot.
+    milli_rows
+        The per-GPU rows ``(row, column, value)``, or ``None`` without busy columns.
+    cap_ent
+        The capacity entries ``(column, key, GPUs)``, the busy columns' after the columns'.
+    f_busy
+        Each busy column's share held by fixed jobs (0: none).
+    """
+
+    busy: np.ndarray
+    milli_rows: tuple[np.ndarray, ...] | None
+    cap_ent: tuple[np.ndarray, ...]
+    f_busy: np.ndarray
+
+    @property
+    def count(self) -> int:
+        """The number of busy columns."""
+        return int(self.busy.shape[0])
+
+
+def _base(inst: Instance, relax: str, reservation: Reservation, reserved: np.ndarray | None,
+          fixed: FixedUse | None, symmetry: str) -> _Base:
+    """The capacity of the model: the views of ``relax``, the nodes' offer and their classes.
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    relax, reservation, reserved, fixed, symmetry
+        As for :func:`build`.
+
+    Returns
+    -------
+    _Base
+        The capacity, with ``fixed``'s busy GPUs as ``reserved``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``relax``, ``reserved`` with shared jobs, or ``fixed`` other
+        than in place of ``reserved`` on the exact model of an instance with nodes.
+    """
     cap_inst, place_inst = relaxed_views(inst, relax)
     slotted = relax == "exact" and shares_gpus(inst)
     fluid = relax != "exact" and shares_gpus(inst)
@@ -133,68 +326,153 @@ def build(
                          "fixed jobs are particular GPUs, which the count model does not say "
                          "(give fixed=)")
     model = capacity(cap_inst, reservation)
-    T, K, n_jobs = inst.horizon, model.num_nodes, inst.num_jobs
+    K = model.num_nodes
     kind_of = node_kinds(place_inst)
     if fixed is not None:
         if reserved is not None or relax != "exact" or not inst.has_nodes:
             raise ValueError("fixed: only for the exact model of an instance with nodes, "
                              "in place of reserved")
-        fixed.check(model.sizes, T)
+        fixed.check(model.sizes, inst.horizon)
         reserved = fixed.busy(model.sizes)
         kind_of = [(None if kind_of is None else kind_of[k], fixed.signature(k))
                    for k in range(K)]
     free = offered_gpus(model, reserved)
     classes = node_classes(model.sizes, free, kind_of)
     reduce = symmetry != "none" and any(c.size > 1 for c in classes)
-    rep, members = _groups(inst, aggregate and not (reduce and symmetry == "rows"))
+    return _Base(place_inst, model, reserved, free, classes, reduce, slotted, fluid)
+
+
+def _candidate_columns(inst: Instance, base: _Base, aggregate: bool, symmetry: str,
+                       max_columns: int, max_placements: int, reservation: Reservation,
+                       fixed: FixedUse | None) -> _Columns:
+    """The columns: every start where the job fits the pool alone, on every valid placement.
+
+    Then those that do not fit what the reservation or ``reserved`` leaves are dropped,
+    and those that fixing identical nodes rules out; with GPU slots, the shared
+    groups' columns are moved to the slots (:func:`_slot_columns`).
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    base
+        The capacity (:func:`_base`).
+    aggregate, symmetry, max_columns, max_placements, reservation, fixed
+        As for :func:`build`; identical jobs are not merged under ``symmetry="rows"``
+        with identical nodes, whose running sums are per job.
+
+    Returns
+    -------
+    _Columns
+        The columns, sorted by group, start and placement.
+
+    Raises
+    ------
+    ValueError
+        For more candidate columns than ``max_columns``.
+    """
+    rep, members = _groups(inst, aggregate and not (base.reduce and symmetry == "rows"))
     size = np.array([m.size for m in members], dtype=np.int64)
-    shared = resources(inst).shared[rep] if slotted else np.zeros(rep.size, dtype=bool)
+    shared = resources(inst).shared[rep] if base.slotted else np.zeros(rep.size, dtype=bool)
     # with fixed use a share may join a GPU the fixed jobs keep busy, where the pool has no room
     col_group, col_start, col_place, placements, candidates = _columns(
-        place_inst, model, rep, max_columns, max_placements,
+        base.place_inst, base.model, rep, max_columns, max_placements,
         shared if fixed is not None else None)
-    width = max(inst.max_span, *map(len, placements))
-    place_nodes = _place_array(placements, width)
-    dropped: dict[str, int] = {"reserved": 0, "symmetry": 0}
-    withheld = reserved is not None or reservation == "peak"
-    for why, on in (("reserved", withheld), ("symmetry", reduce)):
-        if on and col_group.size:
-            keep = (fits_offered(place_inst, model, free, rep[col_group], col_start,
-                               place_nodes[col_place]) if why == "reserved" else
-                    fixing_keeps(classes, place_nodes[col_place], col_group, members, n_jobs))
+    cols = _Columns(rep, members, size, shared, col_group, col_start, col_place, placements,
+                    _place_array(placements, _width(inst, placements)),
+                    np.full(len(placements), -1, dtype=np.int64), candidates,
+                    {"reserved": 0, "symmetry": 0})
+    withheld = base.reserved is not None or reservation == "peak"
+    for why, on in (("reserved", withheld), ("symmetry", base.reduce)):
+        if on and cols.n:
+            keep = (fits_offered(base.place_inst, base.model, base.free, rep[cols.col_group],
+                                 cols.col_start, cols.place_nodes[cols.col_place])
+                    if why == "reserved" else
+                    fixing_keeps(base.classes, cols.place_nodes[cols.col_place], cols.col_group,
+                                 members, inst.num_jobs))
             if why == "reserved" and fixed is not None:
-                keep |= shared[col_group]  # a share may join a GPU fixed shares keep busy
-            dropped[why] = int(col_group.size - keep.sum())
-            col_group, col_start, col_place = col_group[keep], col_start[keep], col_place[keep]
-    place_gpu = np.full(len(placements), -1, dtype=np.int64)
-    if slotted:
-        # with fixed use, the slots are the GPU indices themselves (every GPU, no relabelling)
-        slots = model.node_cap.astype(np.int64) if fixed is not None else free.min(axis=1)
-        col_group, col_start, col_place, placements, place_gpu = gpu_slots(
-            col_group, col_start, col_place, placements, members, shared, slots,
-            symmetry != "none" and fixed is None, n_jobs)
-        place_nodes = _place_array(placements, width)
-        if fixed is not None and col_group.size:
-            keep = room_on_gpus(fixed, place_nodes[col_place, 0], place_gpu[col_place], col_start,
-                                inst.durations[rep][col_group],
-                                resources(inst).gpu_milli[rep][col_group])
-            dropped["reserved"] += int(col_group.size - keep.sum())
-            col_group, col_start, col_place = col_group[keep], col_start[keep], col_place[keep]
-    n = col_group.size
+                keep |= shared[cols.col_group]  # a share may join a GPU fixed shares keep busy
+            cols.dropped[why] = int(cols.n - keep.sum())
+            cols.keep(keep)
+    if base.slotted:
+        _slot_columns(inst, base, cols, symmetry, fixed)
+    return cols
+
+
+def _width(inst: Instance, placements: Sequence[tuple[int, ...]]) -> int:
+    """The width of the placement array: the most nodes a job or a placement spans."""
+    return max(inst.max_span, *map(len, placements))
+
+
+def _slot_columns(inst: Instance, base: _Base, cols: _Columns, symmetry: str,
+                  fixed: FixedUse | None) -> None:
+    """Move the shared groups' columns from their node to its GPU slots (in place).
+
+    With ``fixed``, the slots are the GPU indices themselves (every GPU, no
+    relabelling), and a column is dropped where the fixed shares leave its GPU no
+    room over its run.
+
+    Parameters
+    ----------
+    inst
+        The instance (model version 3, shared jobs).
+    base
+        The capacity.
+    cols
+        The columns, changed in place.
+    symmetry, fixed
+        As for :func:`build`.
+    """
+    slots = base.model.node_cap.astype(np.int64) if fixed is not None else base.free.min(axis=1)
+    cols.col_group, cols.col_start, cols.col_place, cols.placements, cols.place_gpu = gpu_slots(
+        cols.col_group, cols.col_start, cols.col_place, cols.placements, cols.members,
+        cols.shared, slots, symmetry != "none" and fixed is None, inst.num_jobs)
+    cols.place_nodes = _place_array(cols.placements, cols.place_nodes.shape[1])  # same width
+    if fixed is not None and cols.n:
+        rep, group = cols.rep, cols.col_group
+        keep = room_on_gpus(fixed, cols.place_nodes[cols.col_place, 0],
+                            cols.place_gpu[cols.col_place], cols.col_start,
+                            inst.durations[rep][group], resources(inst).gpu_milli[rep][group])
+        cols.dropped["reserved"] += int(cols.n - keep.sum())
+        cols.keep(keep)
+
+
+def _capacity_entries(inst: Instance, base: _Base, cols: _Columns) -> _Entries:
+    """The columns' entries in the pool and node rows, and which of these rows can bind.
+
+    A node row is kept only where the node offers less than the pool (elsewhere
+    the pool row implies it); a job on whole nodes counts each node's GPUs there.
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    base
+        The capacity.
+    cols
+        The columns.
+
+    Returns
+    -------
+    _Entries
+        The entries, keyed by row, and the rows that can bind.
+    """
+    T, K = inst.horizon, base.model.num_nodes
+    model, free, rep, size = base.model, base.free, cols.rep, cols.size
+    col_group, col_start, col_place = cols.col_group, cols.col_start, cols.col_place
+    n = cols.n
     g = inst.gpus[rep] if rep.size else np.zeros(0, dtype=np.int64)
     col_p = inst.durations[rep][col_group] if rep.size else g[:0]
     # a group's GPUs in the pool and node rows: g_j, or the fluid amount a_j on a relaxation
-    amount = gpu_amounts(inst)[rep] if fluid and rep.size else g
+    amount = gpu_amounts(inst)[rep] if base.fluid and rep.size else g
     col_a = amount[col_group]
-
-    # capacity entries (column, key, GPUs): key t is the pool at slot t, (1 + k) T + t node k;
     # a shared column has none of its own (its busy columns have them)
-    own = place_gpu[col_place] < 0
+    own = cols.place_gpu[col_place] < 0
     xc = np.arange(n, dtype=np.int64) if own.all() else np.flatnonzero(own)
     idx, slot = runs(col_start[xc], col_p[xc])
     cover = xc[idx]
     max_load = pool_load(T, col_group, col_start, col_p, amount * size)
-    nodes = place_nodes[col_place]
+    nodes = cols.place_nodes[col_place]
     may = np.asarray((free < model.pool).any(axis=1))  # elsewhere the pool row implies it
     node_max = np.zeros((K, T), dtype=amount.dtype)
     ent_col, ent_key, ent_coef = cover, slot, col_a[cover]
@@ -214,26 +492,91 @@ def build(
     cap_key = np.concatenate([model.pool, free.reshape(-1)])
     binding = np.concatenate([max_load > model.pool,
                               ((node_max > free) & (free < model.pool)).reshape(-1)])
+    return _Entries(col_p, col_a, amount, nodes, ent_col, ent_key, ent_coef, cap_key, binding,
+                    max_load, node_max)
 
-    sym_pairs = np.zeros((0, 2), dtype=np.int64)
-    sym_blocks: list[tuple[np.ndarray, ...]] = []
-    if reduce and symmetry == "rows" and n:
-        sym_pairs, sym_blocks = order_rows(classes, nodes, rep[col_group], n_jobs)
-    n_sum = sym_pairs.shape[0]
+
+def _symmetry_columns(inst: Instance, base: _Base, cols: _Columns, ent: _Entries,
+                      symmetry: str) -> tuple[np.ndarray, list[tuple[np.ndarray, ...]]]:
+    """Under ``symmetry="rows"`` with identical nodes: the running-sum columns and order rows.
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    base
+        The capacity (its classes of identical nodes).
+    cols, ent
+        The columns and their node positions.
+    symmetry
+        As for :func:`build`.
+
+    Returns
+    -------
+    tuple
+        ``sym_pairs`` (each running-sum column's ``(job, node)``, none otherwise)
+        and the row blocks (:func:`milp.symmetry.order_rows`).
+    """
+    if base.reduce and symmetry == "rows" and cols.n:
+        return order_rows(base.classes, ent.nodes, cols.rep[cols.col_group], inst.num_jobs)
+    return np.zeros((0, 2), dtype=np.int64), []
+
+
+def _busy_columns(inst: Instance, base: _Base, cols: _Columns, ent: _Entries, n_sum: int,
+                  fixed: FixedUse | None) -> _Busy:
+    """With GPU slots: the busy-GPU columns, their per-GPU rows and capacity entries.
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    base
+        The capacity.
+    cols, ent
+        The columns and their capacity entries.
+    n_sum
+        The number of running-sum columns, before the busy ones.
+    fixed
+        As for :func:`build`: a busy GPU of the fixed jobs is counted in
+        ``reserved`` already, its room ``1000 - f``.
+
+    Returns
+    -------
+    _Busy
+        The busy columns (none without GPU slots) and the capacity entries with theirs.
+    """
     busy = np.zeros((0, 2), dtype=np.int64)
-    cap_ent: tuple[np.ndarray, ...] = (ent_col, ent_key, ent_coef)
-    if slotted and n:
-        milli = resources(inst).gpu_milli[rep][col_group]
-        busy, milli_rows, busy_ent = busy_columns(col_place, col_start, col_p, milli, place_gpu,
-                                                  place_nodes[:, 0], T, n + n_sum)
+    milli_rows: tuple[np.ndarray, ...] | None = None
+    cap_ent: tuple[np.ndarray, ...] = (ent.ent_col, ent.ent_key, ent.ent_coef)
+    if base.slotted and cols.n:
+        milli = resources(inst).gpu_milli[cols.rep][cols.col_group]
+        busy, milli_rows, busy_ent = busy_columns(
+            cols.col_place, cols.col_start, ent.col_p, milli, cols.place_gpu,
+            cols.place_nodes[:, 0], inst.horizon, cols.n + n_sum)
         cap_ent = tuple(np.concatenate([a, b]) for a, b in zip(cap_ent, busy_ent))
     nb = busy.shape[0]
-    # a busy GPU of the fixed jobs: counted in reserved already, its room 1000 - f
-    f_busy = (fixed.gpu_milli[place_nodes[busy[:, 0], 0], place_gpu[busy[:, 0]], busy[:, 1]]
+    f_busy = (fixed.gpu_milli[cols.place_nodes[busy[:, 0], 0], cols.place_gpu[busy[:, 0]],
+                              busy[:, 1]]
               if fixed is not None and nb else np.zeros(nb, dtype=np.int64))
+    return _Busy(busy, milli_rows, cap_ent, f_busy)
 
-    rows = _Rows()
-    # assignment rows, only where a group has more than one column (or copies)
+
+def _assignment_rows(rows: _Rows, cols: _Columns) -> np.ndarray:
+    """Add the assignment rows, only where a group has more than one column (or copies).
+
+    Parameters
+    ----------
+    rows
+        The rows so far, added to.
+    cols
+        The columns.
+
+    Returns
+    -------
+    numpy.ndarray
+        The groups with an assignment row.
+    """
+    rep, size, col_group = cols.rep, cols.size, cols.col_group
     ncols_group = np.bincount(col_group, minlength=rep.size)
     assign_groups = np.flatnonzero((ncols_group > 1) | ((ncols_group > 0) & (size > 1)))
     arow = np.full(rep.size, -1, dtype=np.int64)
@@ -241,22 +584,50 @@ def build(
     a_mask = arow[col_group] >= 0
     rows.add(arow[col_group][a_mask], np.flatnonzero(a_mask), np.ones(int(a_mask.sum())),
              ROW_ASSIGN, assign_groups, size[assign_groups])
+    return assign_groups
+
+
+def _capacity_rows(rows: _Rows, cols: _Columns, ent: _Entries, busy: _Busy, cliques: bool,
+                   divisors: tuple[int, ...], fluid: bool) -> np.ndarray:
+    """Add the capacity rows where they can bind, then the clique and rounded rows over them.
+
+    Parameters
+    ----------
+    rows
+        The rows so far, added to.
+    cols, ent, busy
+        The columns, their capacity entries and the busy columns (whose entries
+        the capacity rows hold too).
+    cliques
+        Add the clique rows (as for :func:`build`).
+    divisors
+        The divisors of the rounded rows (``rounding``, checked).
+    fluid
+        A relaxation with shared jobs: the rounded rows are over whole-GPU entries only.
+
+    Returns
+    -------
+    numpy.ndarray
+        The keys of the capacity rows added, ascending.
+    """
+    binding, cap_key = ent.binding, ent.cap_key
+    ent_col, ent_key, ent_coef = ent.ent_col, ent.ent_key, ent.ent_coef
     keys = np.flatnonzero(binding)
-    rows.add_at(keys, binding.size, cap_ent[1], cap_ent[0], cap_ent[2], ROW_CAPACITY,
-                cap_key[keys])
-    if cliques and n:
+    rows.add_at(keys, binding.size, busy.cap_ent[1], busy.cap_ent[0], busy.cap_ent[2],
+                ROW_CAPACITY, cap_key[keys])
+    if cliques and cols.n:
         big = 2 * ent_coef > cap_key[ent_key]
         big_count = np.bincount(ent_key[big], minlength=binding.size)  # columns, an over-count
         # a clique row helps only where two or more big groups can meet
         big_groups = np.zeros(binding.size, dtype=np.int64)
-        pairs = np.unique(np.stack([ent_key[big], col_group[ent_col][big]]), axis=1)
+        pairs = np.unique(np.stack([ent_key[big], cols.col_group[ent_col][big]]), axis=1)
         np.add.at(big_groups, pairs[0], 1)
         q_keys = np.flatnonzero((big_groups >= 2) & (big_count > 0) & binding)
         at = np.flatnonzero(big)
         rows.add_at(q_keys, binding.size, ent_key[at], ent_col[at], np.ones(at.size),
                     ROW_CLIQUE, np.ones(q_keys.size))
     integral = ent_coef == np.floor(ent_coef) if fluid else np.ones(ent_coef.size, dtype=bool)
-    for d in divisors if n else ():
+    for d in divisors if cols.n else ():
         # a row only where it is not the capacity row over d, and not empty
         at = np.flatnonzero((binding & (cap_key % d > 0))[ent_key] & integral)
         coef = rounded_coefficients(ent_coef[at], cap_key[ent_key[at]], d)
@@ -264,53 +635,160 @@ def build(
         r_keys = np.unique(ent_key[at])
         rows.add_at(r_keys, binding.size, ent_key[at], ent_col[at], coef, ROW_ROUNDED,
                     cap_key[r_keys] // d)
+    return keys
+
+
+def _resource_rows(rows: _Rows, inst: Instance, base: _Base, cols: _Columns, ent: _Entries,
+                   busy: _Busy, sym_blocks: list[tuple[np.ndarray, ...]], relax: str,
+                   fixed: FixedUse | None) -> None:
+    """Add the per-GPU rows, the CPU and memory rows (model version 3) and the order rows.
+
+    Parameters
+    ----------
+    rows
+        The rows so far, added to.
+    inst
+        The instance.
+    base
+        The capacity.
+    cols, ent, busy
+        The columns, their node positions and durations, and the busy columns.
+    sym_blocks
+        The order rows of ``symmetry="rows"`` (:func:`_symmetry_columns`).
+    relax, fixed
+        As for :func:`build`: the CPU and memory rows are the exact and fluid
+        models', lowered by what ``fixed`` uses.
+    """
+    nb = busy.count
     if nb:
-        rows.add(milli_rows[0], milli_rows[1], milli_rows[2], ROW_GPU,
+        assert busy.milli_rows is not None
+        rows.add(busy.milli_rows[0], busy.milli_rows[1], busy.milli_rows[2], ROW_GPU,
                  np.arange(nb, dtype=np.int64),
-                 np.where(f_busy > 0, FULL_GPU_MILLI - f_busy, 0).astype(np.float64))
-    if relax in ("exact", "fluid") and uses_resources(inst) and n:
+                 np.where(busy.f_busy > 0, FULL_GPU_MILLI - busy.f_busy, 0).astype(np.float64))
+    if relax in ("exact", "fluid") and uses_resources(inst) and cols.n:
         kind = {"cpu": ROW_CPU, "memory": ROW_MEMORY}
         used = None if fixed is None else {"cpu": fixed.cpu, "memory": fixed.memory}
+        K, T = base.model.num_nodes, inst.horizon
         for name, r_keys, e_key, e_col, e_val, upper in resource_rows(
-                inst, rep, col_group, col_start, col_p, nodes, size, model.multi, used):
+                inst, cols.rep, cols.col_group, cols.col_start, ent.col_p, ent.nodes, cols.size,
+                base.model.multi, used):
             rows.add_at(r_keys, K * T, e_key, e_col, e_val, kind[name], upper)
     for r_ids, c_ids, vals, kinds, refs, lower, upper in sym_blocks:
         rows.add(r_ids, c_ids, vals, int(kinds[0]), refs, upper, lower)
 
+
+def _matrix(rows: _Rows, num_cols: int) -> sp.csc_matrix:
+    """The constraint matrix of the rows, in CSC form, duplicates summed and indices sorted.
+
+    Parameters
+    ----------
+    rows
+        The rows.
+    num_cols
+        The columns: the model's, the running sums' and the busy ones'.
+
+    Returns
+    -------
+    scipy.sparse.csc_matrix
+        ``rows.count`` by ``num_cols``.
+    """
     A = sp.csc_matrix((np.concatenate(rows.vals), (np.concatenate(rows.rows),
                                                     np.concatenate(rows.cols))),
-                      shape=(rows.count, n + n_sum + nb))
+                      shape=(rows.count, num_cols))
     A.sum_duplicates()
     A.sort_indices()
-    kinds = np.concatenate(rows.kinds)
+    return A
+
+
+def _stats(inst: Instance, base: _Base, cols: _Columns, ent: _Entries, busy: _Busy,
+           keys: np.ndarray, assign_groups: np.ndarray, kinds: np.ndarray, relax: str,
+           reservation: Reservation) -> dict[str, Any]:
+    """The counts of the model (:attr:`Formulation.stats`), the build time aside.
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    base, cols, ent, busy
+        The capacity, the columns, their entries and the busy columns.
+    keys
+        The keys of the capacity rows.
+    assign_groups
+        The groups with an assignment row.
+    kinds
+        Each row's kind.
+    relax, reservation
+        As for :func:`build`; on model version 3, a relaxation or under ``peak``
+        they are recorded, with the per-GPU, CPU and memory rows.
+
+    Returns
+    -------
+    dict
+        Columns (candidate, dropped by why), groups, placements, classes, and rows by kind.
+    """
+    T, n_jobs, rep, n = inst.horizon, inst.num_jobs, cols.rep, cols.n
     stats: dict[str, Any] = {
-        "build_s": time.perf_counter() - t0,
-        "candidate_columns": candidates,
-        "columns_dropped_capacity": int(candidates - n - sum(dropped.values())),
-        "columns_dropped_symmetry": dropped["symmetry"],
-        "columns_dropped_reserved": dropped["reserved"],
+        "candidate_columns": cols.candidates,
+        "columns_dropped_capacity": int(cols.candidates - n - sum(cols.dropped.values())),
+        "columns_dropped_symmetry": cols.dropped["symmetry"],
+        "columns_dropped_reserved": cols.dropped["reserved"],
         "groups": int(rep.size),
         "aggregated_jobs": int(n_jobs - rep.size),
-        "placements": len(placements),
-        "classes": len(classes),
+        "placements": len(cols.placements),
+        "classes": len(base.classes),
         "capacity_rows": int(keys.size),
         "node_rows": int(np.count_nonzero(keys >= T)),
-        "capacity_rows_dropped": int(np.count_nonzero(max_load > 0) + np.count_nonzero(node_max > 0)
-                                     - keys.size),
+        "capacity_rows_dropped": int(np.count_nonzero(ent.max_load > 0)
+                                     + np.count_nonzero(ent.node_max > 0) - keys.size),
         "assignment_rows": int(assign_groups.size),
         "clique_rows": int(np.count_nonzero(kinds == ROW_CLIQUE)),
         "rounded_rows": int(np.count_nonzero(kinds == ROW_ROUNDED)),
         "symmetry_rows": int(np.count_nonzero(kinds == ROW_SYM)),
     }
     if uses_resources(inst) or relax != "exact" or reservation != "curve":
-        stats.update(relax=relax, reservation=reservation, busy_columns=nb,
+        stats.update(relax=relax, reservation=reservation, busy_columns=busy.count,
                      gpu_rows=int(np.count_nonzero(kinds == ROW_GPU)),
                      cpu_rows=int(np.count_nonzero(kinds == ROW_CPU)),
                      memory_rows=int(np.count_nonzero(kinds == ROW_MEMORY)))
-        if slotted:  # the shared columns are counted among those dropped otherwise
+        if base.slotted:  # the shared columns are counted among those dropped otherwise
             stats["columns_dropped_capacity"] = None
+    return stats
+
+
+def _formulation(inst: Instance, base: _Base, cols: _Columns, busy: _Busy, rows: _Rows,
+                 A: sp.csc_matrix, kinds: np.ndarray, sym_pairs: np.ndarray,
+                 stats: dict[str, Any], symmetry: str, relax: str,
+                 fixed: FixedUse | None) -> Formulation:
+    """The :class:`Formulation` of the parts, its arrays read-only.
+
+    The columns are the model's (integer, at most the group's copies), then the
+    running sums (continuous) and the busy columns (binary; one a fixed share
+    keeps busy is fixed at 0, its room on the per-GPU row).
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    base, cols, busy, rows
+        The capacity, the columns, the busy columns and the rows.
+    A, kinds
+        The constraint matrix and each row's kind.
+    sym_pairs
+        The running-sum columns' ``(job, node)``.
+    stats
+        The counts (:func:`_stats`) and build time.
+    symmetry, relax, fixed
+        As for :func:`build`.
+
+    Returns
+    -------
+    Formulation
+        The model.
+    """
+    n, n_sum, nb = cols.n, sym_pairs.shape[0], busy.count
+    rep, col_group, size = cols.rep, cols.col_group, cols.size
     empty = np.zeros(0, dtype=np.int64)
-    form = Formulation(
+    return Formulation(
         instance=inst,
         c=_ro(np.concatenate([inst.job_values[rep][col_group] if n else np.zeros(0),
                               np.zeros(n_sum + nb)])),
@@ -319,31 +797,29 @@ def build(
         row_upper=_ro(np.concatenate(rows.upper)),
         col_lower=_ro(np.zeros(n + n_sum + nb)),
         col_upper=_ro(np.concatenate([size[col_group].astype(np.float64), np.full(n_sum, np.inf),
-                                      (f_busy == 0).astype(np.float64)])),
+                                      (busy.f_busy == 0).astype(np.float64)])),
         integrality=_ro(np.concatenate([np.ones(n, dtype=np.int64),
                                         np.zeros(n_sum, dtype=np.int64),
                                         np.ones(nb, dtype=np.int64)])),
         col_job=_ro(rep[col_group] if n else empty),
-        col_start=_ro(col_start),
+        col_start=_ro(cols.col_start),
         col_group=_ro(col_group),
-        col_place=_ro(col_place),
-        groups=tuple(_ro(m) for m in members),
-        placements=tuple(placements),
-        place_nodes=_ro(place_nodes),
-        node_free=_ro(free),
-        classes=tuple(_ro(c) for c in classes),
+        col_place=_ro(cols.col_place),
+        groups=tuple(_ro(m) for m in cols.members),
+        placements=tuple(cols.placements),
+        place_nodes=_ro(cols.place_nodes),
+        node_free=_ro(base.free),
+        classes=tuple(_ro(c) for c in base.classes),
         symmetry=symmetry,
         row_kind=_ro(kinds),
         row_ref=_ro(np.concatenate(rows.refs)),
         sym_pairs=_ro(sym_pairs),
         stats=stats,
-        place_gpu=_ro(place_gpu),
-        busy=_ro(busy),
+        place_gpu=_ro(cols.place_gpu),
+        busy=_ro(busy.busy),
         relax=relax,
-        gpu_fixed=fixed is not None and slotted,
+        gpu_fixed=fixed is not None and base.slotted,
     )
-    logger.debug("%s", form.summary())
-    return form
 
 
 class _Rows:
