@@ -26,28 +26,30 @@ budgets, not the clock, end them.
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable
 from functools import partial
 from importlib.metadata import entry_points
 from pathlib import Path as _Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple
 
 import instances as _instances
 from instances import Instance, Result, compile_clock, kernel_cache
 
 # the submodules stay reachable by their names; the methods through the registry
 from . import backfill, decoder, fifo, listsched, placement, profile, rules, search
+from .placement_rules import PLACEMENT_RULES, register_placement, resolve_placement
+from .registry import Registry
 from .results import finish, start_value
-from .rules import RULES
+from .rules import RULES, register_rule
 
 kernel_cache.guard(_Path(__file__).parent, _Path(_instances.__file__).parent)  # its kernels call instances'
 compile_clock.install()  # runtimes leave out kernel compiling and cache loading
 
 __all__ = [
-    "DESCRIPTIONS", "ENTRY_POINT_GROUP", "METHODS", "RULES", "MethodSpec", "backfill", "decoder",
-    "fifo", "finish", "listsched", "load_plugins", "placement", "profile", "register", "rules",
-    "search", "solve", "start_value",
+    "DESCRIPTIONS", "ENTRY_POINT_GROUP", "METHODS", "PLACEMENT_RULES", "RULES",
+    "USER_PLACEMENT_METHODS", "MethodSpec", "backfill", "decoder", "fifo", "finish", "listsched",
+    "load_plugins", "placement", "profile", "register", "register_placement", "register_rule",
+    "resolve_placement", "rules", "search", "solve", "start_value",
 ]
 
 logger = logging.getLogger(__name__)
@@ -65,53 +67,20 @@ class MethodSpec(NamedTuple):
     description: str
 
 
-_V = TypeVar("_V")
-_plugins_lock = threading.RLock()
-_plugins_loaded: list[bool] = []
+def _check(name: str, spec: object) -> None:
+    if not isinstance(spec, MethodSpec):
+        raise TypeError(f"entry point {name} ({ENTRY_POINT_GROUP}): must name a "
+                        f"heuristics.MethodSpec, got {type(spec).__name__}")
 
 
-class _Registry(MutableMapping[str, _V]):
-    """A ``dict`` that loads the plugins before it answers for a name it lacks, or lists all."""
-
-    def __init__(self) -> None:
-        self._data: dict[str, _V] = {}
-
-    def __getitem__(self, name: str) -> _V:
-        if name not in self._data:
-            load_plugins()
-        return self._data[name]
-
-    def __contains__(self, name: object) -> bool:
-        if name not in self._data:
-            load_plugins()
-        return name in self._data
-
-    def __setitem__(self, name: str, value: _V) -> None:
-        self._data[name] = value
-
-    def __delitem__(self, name: str) -> None:
-        del self._data[name]
-
-    def __iter__(self) -> Iterator[str]:
-        load_plugins()
-        return iter(list(self._data))
-
-    def __len__(self) -> int:
-        load_plugins()
-        return len(self._data)
-
-    def __repr__(self) -> str:
-        return repr(self._data)
-
-    def holds(self, name: str) -> bool:
-        """Whether ``name`` is registered, without loading the plugins."""
-        return name in self._data
+def _enter(name: str, spec: Any) -> None:
+    register(name, spec.fn, spec.description)
 
 
-METHODS: _Registry[Method] = _Registry()
+METHODS: Registry[Method] = Registry(ENTRY_POINT_GROUP, _enter, _check)
 """Method name -> ``(instance, **params) -> Result`` (the plugins' too)."""
 
-DESCRIPTIONS: _Registry[str] = _Registry()
+DESCRIPTIONS: dict[str, str] = {}
 """Method name -> one-line description."""
 
 
@@ -136,23 +105,25 @@ def load_plugins() -> list[str]:
     TypeError
         If an entry point does not name a :class:`MethodSpec`.
     """
-    with _plugins_lock:
-        if _plugins_loaded:
-            return []
-        specs = []
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            spec = ep.load()  # an import error propagates: a broken plugin is not optional
-            if not isinstance(spec, MethodSpec):
-                raise TypeError(
-                    f"entry point {ep.name} = {ep.value!r} ({ENTRY_POINT_GROUP}): "
-                    f"must name a heuristics.MethodSpec, got {type(spec).__name__}"
-                )
-            specs.append((ep.name, spec))
-        for name, spec in specs:  # all loaded: register them together, once
-            register(name, spec.fn, spec.description)
-        _plugins_loaded.append(True)
-        logger.debug("plugins of %s: %s", ENTRY_POINT_GROUP, [n for n, _ in specs])
-        return [n for n, _ in specs]
+    return METHODS.load()
+
+
+USER_PLACEMENT_METHODS: tuple[str, ...] = ("list", "list-peak", "parallel", "sampling")
+"""The methods in time that take a user's placement rule (PROBLEM.md section 14)."""
+
+
+def _refuse_user_placement(method: str, placement: Any) -> None:
+    """A :class:`ValueError` when ``method`` is given a user's placement rule it cannot run."""
+    if placement is None or method in USER_PLACEMENT_METHODS:
+        return
+    if isinstance(placement, str) and (":" not in placement or placement.startswith("random:")):
+        return  # a built-in's name: the method checks it
+    entry = resolve_placement(placement)
+    if not entry.builtin:
+        raise ValueError(
+            f"placement: {entry.name!r} is a user's rule; in time it runs in "
+            f"{', '.join(USER_PLACEMENT_METHODS)} (and in the packing experiment), "
+            f"not yet in {method!r}")
 
 
 def solve(inst: Instance, method: str, **params: Any) -> Result:
@@ -172,6 +143,7 @@ def solve(inst: Instance, method: str, **params: Any) -> Result:
     ValueError
         For an unknown method or parameter, or a parameter of the wrong type.
     """
+    _refuse_user_placement(method, params.get("placement"))
     fn = METHODS.get(method)
     if fn is None:
         hint = "" if entry_points(group=ENTRY_POINT_GROUP) else (

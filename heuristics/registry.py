@@ -31,29 +31,33 @@ class Registry(MutableMapping[str, V]):
         The entry-point group (``gpusched.methods``, ``gpusched.placements``, ...).
     enter
         Called once per entry point as ``enter(name, loaded_object)``; it
-        checks the object and registers it (in this table and any beside it).
+        registers the object (in this table and any beside it).
+    check
+        Called on every loaded entry point before any is entered: it raises
+        for an object of the wrong kind, and then none is entered.
     """
 
-    def __init__(self, group: str, enter: Callable[[str, object], None] | None = None) -> None:
+    def __init__(self, group: str, enter: Callable[[str, object], None] | None = None,
+                 check: Callable[[str, object], None] | None = None) -> None:
         self.group = group
         self._enter = enter
+        self._check = check
         self._data: dict[str, V] = {}
         self._loaded = False
         self._lock = threading.RLock()
-
-    def set_enter(self, enter: Callable[[str, object], None]) -> None:
-        """Set the function that registers a loaded entry point (once, at import)."""
-        self._enter = enter
 
     def load(self) -> list[str]:
         """Register the entry points of :attr:`group` (once per process); the names this call added."""
         with self._lock:
             if self._loaded:
                 return []
-            self._loaded = True
-            loaded = [(ep.name, ep.load()) for ep in entry_points(group=self.group)]
             # an import error propagates: a broken plugin is not optional
+            loaded = [(ep.name, ep.load()) for ep in entry_points(group=self.group)]
             for name, obj in loaded:
+                if self._check is not None:
+                    self._check(name, obj)
+            self._loaded = True
+            for name, obj in loaded:  # all checked: entered together, once
                 if self._enter is not None:
                     self._enter(name, obj)
             logger.debug("plugins of %s: %s", self.group, [n for n, _ in loaded])

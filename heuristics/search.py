@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 import numpy as np
 
 from instances import Instance, Result
 
+from . import user_decode
 from .decoder import job_arrays, serial_starts
 from .placement import new_place
+from .placement_rules import resolve_placement
 from .profile import new_profile
 from .results import finish, start_value
 from .rules import BUILTIN_RULES, order_by
@@ -32,7 +35,7 @@ logger = logging.getLogger(__name__)
 
 def sampling_order(
     inst: Instance, *, passes: int = 200, time_limit: float | None = None, seed: int = 0,
-    reservation: str = "curve", placement: str = "first-fit", place: np.ndarray | None = None,
+    reservation: str = "curve", placement: Any = "first-fit", place: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Best ``(order, start, passes_done)`` of multi-pass biased random sampling.
 
@@ -42,13 +45,17 @@ def sampling_order(
     ``rank_rule(j) / n + sigma * u_j`` with ``u_j`` uniform in ``[0, 1)``:
     orders stay close to the rule, more or less so from pass to pass.
 
-    On an instance with nodes, jobs are placed by ``placement`` and the best
-    pass's placement is copied into ``place`` when given.
+    On an instance with nodes, jobs are placed by ``placement`` (a user's
+    rule too, through :mod:`heuristics.user_decode`) and the best pass's
+    placement is copied into ``place`` when given.
     """
     if passes < 1:
         raise ValueError(f"passes: must be >= 1, got {passes}")
     t0 = time.perf_counter()
-    prof = new_profile(inst, reservation, placement)
+    user = resolve_placement(placement) if not isinstance(placement, str) or ":" in placement \
+        else None
+    user = None if user is None or user.builtin else user
+    prof = new_profile(inst, reservation, "first-fit" if user is not None else placement)
     best_place = scratch = new_place(inst) if inst.has_nodes else None
     jobs = job_arrays(inst)
     n = inst.num_jobs
@@ -69,7 +76,8 @@ def sampling_order(
         else:
             sigma = float(np.exp(rng.uniform(np.log(0.02), np.log(2.0))))
             order = np.argsort(ranks[k % len(ranks)] + sigma * rng.random(n), kind="stable")
-        start = serial_starts(prof.copy(), order, jobs, None, scratch)
+        start = (serial_starts(prof.copy(), order, jobs, None, scratch) if user is None
+                 else user_decode.serial_starts(inst, order, user, reservation, scratch))
         val = start_value(inst, start)
         done += 1
         if val > best_val:
@@ -89,7 +97,7 @@ def sampling(
     time_limit: float | None = 5.0,
     seed: int = 0,
     reservation: str = "curve",
-    placement: str = "first-fit",
+    placement: Any = "first-fit",
 ) -> Result:
     """Multi-pass randomized biased sampling of priority lists (serial decoder).
 
@@ -115,7 +123,7 @@ def sampling(
     )
     params: dict[str, object] = {"passes": passes, "time_limit": time_limit, "seed": seed}
     if inst.has_nodes:
-        params["placement"] = placement
+        params["placement"] = resolve_placement(placement).name
     return finish(
         inst, "sampling", start, reservation=reservation, started_at=t0, params=params,
         message=f"{done} passes", place=place,

@@ -203,9 +203,9 @@ def _fresh_registry(monkeypatch: pytest.MonkeyPatch, eps: list[_EntryPoint]) -> 
     """The built-in methods only, plugins not loaded yet, ``eps`` the installed entry points."""
     builtin = {k: v for k, v in heuristics.METHODS._data.items() if k not in ("lns", "best")}
     monkeypatch.setattr(heuristics.METHODS, "_data", dict(builtin))
-    monkeypatch.setattr(heuristics.DESCRIPTIONS, "_data",
-                        {k: heuristics.DESCRIPTIONS._data[k] for k in builtin})
-    monkeypatch.setattr(heuristics, "_plugins_loaded", [])
+    monkeypatch.setattr(heuristics, "DESCRIPTIONS", {k: heuristics.DESCRIPTIONS[k] for k in builtin})
+    monkeypatch.setattr(heuristics.METHODS, "_loaded", False)
+    monkeypatch.setattr(heuristics.registry, "entry_points", lambda group: eps)
     monkeypatch.setattr(heuristics, "entry_points", lambda group: eps)
 
 
@@ -216,7 +216,7 @@ def test_plugins_are_loaded_when_a_name_is_missing(monkeypatch: pytest.MonkeyPat
     _fresh_registry(monkeypatch, [_EntryPoint("twice", heuristics.MethodSpec(double_fifo, "x"))])
     assert heuristics.METHODS.holds("list") and not heuristics.METHODS.holds("twice")
     heuristics.solve(LIST, "list")  # a built-in name loads nothing
-    assert heuristics._plugins_loaded == []
+    assert not heuristics.METHODS._loaded
     res = heuristics.solve(LIST, "twice")
     assert res.value == heuristics.solve(LIST, "fifo").value
     assert heuristics.DESCRIPTIONS["twice"] == "x" and heuristics.load_plugins() == []
@@ -232,7 +232,7 @@ def test_a_plugin_that_is_not_a_method_spec_is_refused(monkeypatch: pytest.Monke
     _fresh_registry(monkeypatch, [_EntryPoint("bad", lambda inst: None)])
     with pytest.raises(TypeError, match="MethodSpec"):
         heuristics.solve(LIST, "bad")
-    assert not heuristics.METHODS.holds("bad") and heuristics._plugins_loaded == []
+    assert not heuristics.METHODS.holds("bad") and not heuristics.METHODS._loaded
 
 
 def test_without_plugins_an_unknown_name_says_how_to_get_them(
