@@ -24,15 +24,17 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = ["WIDE", "check_order", "serial_starts_compiled", "uncounted"]
+__all__ = [
+    "WIDE", "check_order", "ctz", "lexicographic_subset", "serial_starts_compiled", "uncounted",
+]
 
 uncounted: Callable[[Any], Any] = njit(cache=True, nogil=True, _nrt=False)  # type: ignore[call-overload]
 """``njit`` without numba's reference counts (its private ``_nrt=False`` flag): for code that
 allocates nothing, called once per job with many arrays (each counted on entry and exit
-otherwise, two atomic operations apiece); heuristics/_shares_kernel.py says where it pays."""
+otherwise, two atomic operations apiece); heuristics/_shares_fit.py says where it pays."""
 
 WIDE = 62
-"""From this many GPUs on, :func:`_lexicographic_subset` keeps its suffix sums in a table
+"""From this many GPUs on, :func:`lexicographic_subset` keeps its suffix sums in a table
 (``reach``) rather than in one ``int64`` bit set per position."""
 
 
@@ -43,13 +45,13 @@ for _i in range(64):
 
 
 @njit(cache=True, nogil=True)
-def _ctz(x: np.uint64) -> int:  # pragma: no cover
+def ctz(x: np.uint64) -> int:  # pragma: no cover
     """The position of the lowest set bit of ``x`` (not 0), by a de Bruijn multiplication."""
     return _CTZ[((x & (~x + np.uint64(1))) * np.uint64(_DE_BRUIJN)) >> np.uint64(58)]  # type: ignore[no-any-return]
 
 
 @njit(cache=True, nogil=True)
-def _lexicographic_subset(
+def lexicographic_subset(
     sizes: np.ndarray, elig: np.ndarray, m: int, g: int, out: np.ndarray, suffix: np.ndarray,
     reach: np.ndarray,
 ) -> int:  # pragma: no cover
@@ -319,7 +321,7 @@ def _node_kernel(one_word: bool) -> Any:
                     for w in range(W):
                         x = empty[w]
                         while x != np.uint64(0) and rest > 0:
-                            k = w * 64 + _ctz(x)
+                            k = w * 64 + ctz(x)
                             x &= x - one
                             if sizes[k] <= rest:
                                 chosen[m] = k
@@ -332,12 +334,12 @@ def _node_kernel(one_word: bool) -> Any:
                         for w in range(W):
                             x = empty[w]
                             while x != np.uint64(0):
-                                elig[m] = w * 64 + _ctz(x)
+                                elig[m] = w * 64 + ctz(x)
                                 m += 1
                                 x &= x - one
                         if m == 0:
                             continue
-                        nchosen = _lexicographic_subset(sizes, elig, m, g, chosen, suffix, reach)
+                        nchosen = lexicographic_subset(sizes, elig, m, g, chosen, suffix, reach)
                         if nchosen == 0:
                             continue
                 else:
@@ -361,7 +363,7 @@ def _node_kernel(one_word: bool) -> Any:
                     for w in range(W):  # the candidates in node order
                         x = cand[w]
                         while x != np.uint64(0) and not stop:
-                            k = w * 64 + _ctz(x)
+                            k = w * 64 + ctz(x)
                             x &= x - one
                             size = sizes[k]
                             room = size  # least free count over the window

@@ -1,4 +1,5 @@
-"""The compiled decoders of model version 3 over :mod:`heuristics._shares_kernel`'s fit and occupy.
+"""The compiled decoders of model version 3 over the fit (:mod:`heuristics._shares_fit`) and occupy
+(:mod:`heuristics._shares_take`).
 
 :func:`decode` is the serial decoder (and FIFO), :func:`start_now` the start of
 every job that fits at one slot (the parallel scheme, EASY's backfill).
@@ -12,8 +13,8 @@ import numpy as np
 from numba import njit
 
 from ._compiled import check_order, uncounted
-from ._shares_kernel import counts_of, find, new_scratch
-from ._shares_state import SharesArrays
+from ._shares_fit import find, new_scratch
+from ._shares_state import SharesArrays, counts_of
 from ._shares_take import take
 
 __all__ = ["decode", "record", "serial_decoder", "start_now", "workspace"]

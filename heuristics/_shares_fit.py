@@ -1,17 +1,14 @@
-"""The compiled fit of model version 3 (shared GPUs, models, CPU, memory).
+"""The compiled fit of model version 3 (shared GPUs, models, CPU, memory): where a job may start.
 
-One state array ``rows`` (``int64``, ``(R, T)``) holds what is left of
-:func:`instances.capacity` while jobs are placed (:mod:`heuristics.shares`
-builds it): the pool row, per node its wholly free GPUs, most free milli on a
-partly used GPU, CPU, memory and free milli, each GPU's free milli, the
-cluster row (the GPUs of the wholly free nodes), the ``frag`` workload's
-counts, and the level rows (bit sets of nodes); docs/resources-heuristics.md
-("The state's rows") gives the layout.
-
-The node and level rows summarise the GPU rows: a start is tried only where
-the level rows name an eligible node at every slot, a node only where its own
-rows allow it for the whole run, and then its GPUs are read. ``tests/oracles/reference_v3.py`` is
-the plain version these are held to.
+:func:`find` gives the earliest start with a valid placement of a job on the
+state (:mod:`heuristics._shares_state`: the rows, and the instance's arrays)
+and the placement there, by the kernel's own rules (first-fit, best-fit,
+frag). The node and level rows summarise the GPU rows: a start is tried only
+where the level rows name an eligible node at every slot, a node only where
+its own rows allow it for the whole run (:func:`node_fail`), and then its
+GPUs are read (:func:`read_gpus`). ``tests/oracles/reference_v3.py`` is the
+plain version these are held to; the policy rules
+(:mod:`heuristics._shares_rules`) score the nodes at the start found here.
 
 The search here and the occupy (:mod:`heuristics._shares_take`) are inlined
 into the decoders' per-job loops (:mod:`heuristics._shares_decode`), which
@@ -31,29 +28,15 @@ from numba import njit
 
 from instances.packing.frag import moved_frag, node_frag_shapes
 
-from ._compiled import WIDE, _ctz, _lexicographic_subset
-from ._shares_state import SharesArrays
+from ._compiled import WIDE, ctz, lexicographic_subset
+from ._shares_state import FULL, SharesArrays, counts_of, layout
 from .packing.scores import equal_earlier
 
-__all__ = ["counts_of", "find", "new_scratch"]
+__all__ = [
+    "find", "host_fail", "lowest_free", "new_scratch", "node_fail", "read_gpus", "repeat_of_class",
+]
 
-FULL = 1000
 UNREAD = 2**62  # (a room best-fit has not read, or has ruled out)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _layout(K: int, NG: int) -> tuple[int, int, int, int, int, int]:  # pragma: no cover
-    """First rows of: wholly free, max milli, CPU, memory, GPUs, and the cluster row (the GPUs
-    of the wholly free nodes; the nodes' free milli: ``GB - K``; the frag counts: ``C + 1``)."""
-    return 1, 1 + K, 1 + 2 * K, 1 + 3 * K, 1 + 5 * K, 1 + 5 * K + NG
-
-
-@njit(cache=True, nogil=True, inline="always")
-def counts_of(rows: np.ndarray, st: SharesArrays) -> np.ndarray:  # pragma: no cover
-    """The jobs still to place per workload shape: a view of the last rows."""
-    K: int = st.sizes.shape[0]
-    first = _layout(K, st.gpu_offset[K])[5] + 1
-    return rows[first:].reshape(-1)[: st.shape_cpu.shape[0]]
 
 
 @njit(cache=True, nogil=True)
@@ -116,14 +99,14 @@ def _candidates(rows: np.ndarray, info: np.ndarray, kind: int, lev: int, c: int,
     for w in range(W):
         x = np.uint64(acc[w])
         while x != np.uint64(0):
-            visit[nv] = w * 64 + _ctz(x)
+            visit[nv] = w * 64 + ctz(x)
             nv += 1
             x &= x - one
     return nv, c + 1
 
 
 @njit(cache=True, nogil=True)
-def _node_fail(rows: np.ndarray, K: int, k: int, c: int, p: int, whole: bool, g: int, m: int,
+def node_fail(rows: np.ndarray, K: int, k: int, c: int, p: int, whole: bool, g: int, m: int,
                cj: int, mj: int) -> int:  # pragma: no cover
     """The first slot of ``c .. c+p-1`` where node ``k``'s rows refuse the job, or ``-1``."""
     gpus = -1
@@ -135,15 +118,15 @@ def _node_fail(rows: np.ndarray, K: int, k: int, c: int, p: int, whole: bool, g:
         elif rows[1 + K + k, u] < m and (rows[1 + k, u] < 1 or rows[0, u] < 1):
             gpus = u
             break
-    host = _host_fail(rows, K, k, c, p if gpus < 0 else gpus - c, cj, mj)  # (before ``gpus``)
+    host = host_fail(rows, K, k, c, p if gpus < 0 else gpus - c, cj, mj)  # (before ``gpus``)
     return host if host >= 0 else gpus
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _host_fail(rows: np.ndarray, K: int, k: int, c: int, p: int, cj: int, mj: int) -> int:
+def host_fail(rows: np.ndarray, K: int, k: int, c: int, p: int, cj: int, mj: int) -> int:
     # pragma: no cover
     """The first slot of ``c .. c+p-1`` where node ``k`` lacks the job's CPU or memory, or
-    ``-1``: all :func:`_node_fail` asks of a node the level rows let in (they say the GPUs)."""
+    ``-1``: all :func:`node_fail` asks of a node the level rows let in (they say the GPUs)."""
     if cj <= 0 and mj <= 0:
         return -1
     for u in range(c, c + p):
@@ -153,7 +136,7 @@ def _host_fail(rows: np.ndarray, K: int, k: int, c: int, p: int, cj: int, mj: in
 
 
 @njit(cache=True, nogil=True)
-def _read_gpus(rows: np.ndarray, r0: int, ng: int, c: int, p: int, m: int, every: bool,
+def read_gpus(rows: np.ndarray, r0: int, ng: int, c: int, p: int, m: int, every: bool,
                gmin: np.ndarray, ok: np.ndarray, enough: int) -> int:  # pragma: no cover
     """Per GPU of a node (rows ``r0 ..``): its least free milli over the run and whether the job
     may take it (whole: free throughout; shared: room for ``m`` throughout, the pool having a GPU
@@ -212,7 +195,7 @@ def _node_room(rows: np.ndarray, r: int, c: int, p: int) -> int:  # pragma: no c
 @njit(cache=True, nogil=True, inline="always")
 def lowest_free(ok: np.ndarray, ng: int, g: int, gpus: np.ndarray) -> int:  # pragma: no cover
     """Put in ``gpus`` the ``g`` lowest-indexed of a node's ``ng`` GPUs free for the whole run
-    (``ok`` below 0, as :func:`_read_gpus` leaves it); returns how many."""
+    (``ok`` below 0, as :func:`read_gpus` leaves it); returns how many."""
     taken = 0
     for i in range(ng):
         if ok[i] < 0 and taken < g:
@@ -250,12 +233,12 @@ def new_scratch(st: SharesArrays) -> np.ndarray:  # pragma: no cover
 @njit(cache=True, nogil=True, inline="always")
 def _whole_nodes(sizes: np.ndarray, nodes: np.ndarray, nn: int, g: int, chosen: np.ndarray,
                  tmp: np.ndarray, scratch: np.ndarray) -> int:  # pragma: no cover
-    """:func:`_lexicographic_subset` of ``nodes[:nn]`` summing to ``g``, its table (when ``g``
-    is :data:`~heuristics._compiled.WIDE` or more) in rows 7 on of ``scratch``
+    """:func:`~heuristics._compiled.lexicographic_subset` of ``nodes[:nn]`` summing to ``g``, its
+    table (when ``g`` is :data:`~heuristics._compiled.WIDE` or more) in rows 7 on of ``scratch``
     (:func:`new_scratch`): the search allocates nothing, so it runs without reference counts."""
     n, w = (nn + 1, g + 1) if g >= WIDE else (1, 1)
     reach = scratch[7:].reshape(-1).view(np.bool_)[: n * w].reshape(n, w)
-    return _lexicographic_subset(sizes, nodes, nn, g, chosen, tmp, reach)
+    return lexicographic_subset(sizes, nodes, nn, g, chosen, tmp, reach)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -280,7 +263,7 @@ def find(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: int, 
     K: int = st.sizes.shape[0]
     m = st.job_milli[j]
     kind = 2 if g > st.largest[0] else (0 if m == FULL else 1)
-    c = _scan(rows, _layout(K, st.gpu_offset[K])[5], st.level_info, kind, st.job_level[j], g, p,
+    c = _scan(rows, layout(K, st.gpu_offset[K])[5], st.level_info, kind, st.job_level[j], g, p,
               lo, hi, st.eligible_words, j)
     if c < 0:  # (the common rejection, before the rest is unpacked)
         return -1, 0, 0
@@ -299,7 +282,7 @@ def _search(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: in
     info, lev, ew = st.level_info, st.job_level[j], st.eligible_words
     K: int = sizes.shape[0]
     NG = goff[K]
-    _, _, CP, _, GB, C = _layout(K, NG)
+    _, _, CP, _, GB, C = layout(K, NG)
     m, cj, mj = milli[j], cpu[j], mem[j]
     many = kind == 2
     nxt = scratch[0]
@@ -352,7 +335,7 @@ def _search(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: in
                 if cap[k] < sizes[k]:
                     nxt[k] = hi
                     continue
-                u = _node_fail(rows, K, k, c, p, True, sizes[k], FULL, 0, 0)
+                u = node_fail(rows, K, k, c, p, True, sizes[k], FULL, 0, 0)
                 if u >= 0:
                     nxt[k] = u + 1
                     nextc = min(nextc, u + 1)
@@ -360,7 +343,7 @@ def _search(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: in
                 nodes[nn] = k  # wholly free over the run; the set is chosen below
                 nn += 1
                 continue
-            u = _host_fail(rows, K, k, c, p, cj, mj)  # (its GPUs: the level rows let it in)
+            u = host_fail(rows, K, k, c, p, cj, mj)  # (its GPUs: the level rows let it in)
             if u >= 0:
                 nxt[k] = u + 1
                 nextc = min(nextc, u + 1)
@@ -371,7 +354,7 @@ def _search(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: in
             ng = goff[k + 1] - goff[k]
             r0 = GB + goff[k]
             enough = ng if every else g
-            have = _read_gpus(rows, r0, ng, c, p, m, every, gmin, ok, enough)
+            have = read_gpus(rows, r0, ng, c, p, m, every, gmin, ok, enough)
             if have < g:
                 nxt[k] = max(c + 1, _retry(ok, ng, g, have))
                 nextc = min(nextc, nxt[k])
@@ -416,7 +399,7 @@ def _search(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: in
                 break
             k = nodes[qb]
             ng = goff[k + 1] - goff[k]
-            have = _read_gpus(rows, GB + goff[k], ng, c, p, m, False, gmin, ok,
+            have = read_gpus(rows, GB + goff[k], ng, c, p, m, False, gmin, ok,
                               ng if m < FULL else g)
             if have < g:
                 nxt[k] = max(c + 1, _retry(ok, ng, g, have))
@@ -443,7 +426,7 @@ def _search(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: in
             k = best
             ng = goff[k + 1] - goff[k]
             if rule == 2:  # (frag read other nodes after it; the others stopped right there)
-                _read_gpus(rows, GB + goff[k], ng, c, p, m, False, gmin, ok, g)
+                read_gpus(rows, GB + goff[k], ng, c, p, m, False, gmin, ok, g)
             nodes[0] = k
             if m < FULL:
                 if best_gpu < 0:

@@ -2,7 +2,7 @@
 
 The earliest start with a valid placement does not depend on the rule (a rule
 only chooses among the nodes that have one there), so :func:`find` asks
-:func:`heuristics._shares_kernel.find` for it and then scores, at that start,
+:func:`heuristics._shares_fit.find` for it and then scores, at that start,
 every node with a valid placement by the packing policy's own score
 (:mod:`heuristics.packing.scores`, the one copy of each), read on the node's
 **run state**: each GPU's least free milli over the run and the least free
@@ -37,9 +37,9 @@ from instances.packing.frag import node_frag_shapes
 
 from ._compiled import uncounted
 from ._shares_decode import serial_decoder
-from ._shares_kernel import _layout, _node_fail, _read_gpus, lowest_free, repeat_of_class
-from ._shares_kernel import find as kernel_find
-from ._shares_state import SharesArrays
+from ._shares_fit import find as kernel_find
+from ._shares_fit import lowest_free, node_fail, read_gpus, repeat_of_class
+from ._shares_state import FULL, SharesArrays, layout
 from .packing.scores import (
     bestfit_score,
     clustering_score,
@@ -55,7 +55,6 @@ FIRST = 3
 """Code of the first policy rule; codes below are the kernel's own rules."""
 
 RANDOM, DOTPROD, CLUSTERING, PACKING, BESTFIT, FGD = range(FIRST, FIRST + 6)
-FULL = 1000
 
 
 @njit(cache=True, nogil=True)
@@ -107,7 +106,7 @@ def _score(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, k: int
     goff, milli, cpu, model = st.gpu_offset, st.job_milli, st.job_cpu, st.node_model
     t_cpu, t_milli, t_gpus, t_allowed = st.shape_cpu, st.shape_milli, st.shape_gpus, st.shape_models
     K: int = st.sizes.shape[0]
-    CP = _layout(K, goff[K])[2]
+    CP = layout(K, goff[K])[2]
     ng = goff[k + 1] - goff[k]
     m, cj = milli[j], cpu[j]
     cmin = rows[CP + k, c]
@@ -149,9 +148,9 @@ def _score(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, k: int
 def find(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: int, lo: int, hi: int,
          nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray, u_node: np.ndarray,
          u_gpu: np.ndarray, freq: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover
-    """:func:`heuristics._shares_kernel.find` under a policy rule (module notes).
+    """:func:`heuristics._shares_fit.find` under a policy rule (module notes).
 
-    ``scratch``: :func:`heuristics._shares_kernel.new_scratch`.
+    ``scratch``: :func:`heuristics._shares_fit.new_scratch`.
     """
     s, nn, ngp = kernel_find(rows, st, 0, j, g, p, lo, hi, nodes, gpus, scratch)
     if s < 0 or g > st.largest[0]:
@@ -159,7 +158,7 @@ def find(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: int, 
     sizes, goff, elig = st.sizes, st.gpu_offset, st.eligible
     milli, cpu, mem = st.job_milli, st.job_cpu, st.job_memory
     K: int = sizes.shape[0]
-    GB = _layout(K, goff[K])[4]
+    GB = layout(K, goff[K])[4]
     m, cj, mj = milli[j], cpu[j], mem[j]
     gmin, ok, left, cand = scratch[0], scratch[1], scratch[3], scratch[4]
     cap, cls = st.node_cap, st.node_class
@@ -169,12 +168,12 @@ def find(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: int, 
             seen[cls[k]] = 0
     best, best_score, best_gpu, count = -1, -1, -1, 0
     for k in range(K):
-        if not elig[j, k] or _node_fail(rows, K, k, s, p, m == FULL, g, m, cj, mj) >= 0:
+        if not elig[j, k] or node_fail(rows, K, k, s, p, m == FULL, g, m, cj, mj) >= 0:
             continue
         if rule != RANDOM and repeat_of_class(rows, cap, cls, seen, k, s, p):
             continue  # of the untouched nodes, the first of a class scores for all (ties: earliest)
         ng = goff[k + 1] - goff[k]
-        if _read_gpus(rows, GB + goff[k], ng, s, p, m, True, gmin, ok, ng) < g:
+        if read_gpus(rows, GB + goff[k], ng, s, p, m, True, gmin, ok, ng) < g:
             continue
         if rule == RANDOM:
             cand[count] = k
@@ -188,7 +187,7 @@ def find(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: int, 
         best = cand[min(int(u_node[j] * count), count - 1)]
     k = best
     ng = goff[k + 1] - goff[k]
-    _read_gpus(rows, GB + goff[k], ng, s, p, m, True, gmin, ok, ng)
+    read_gpus(rows, GB + goff[k], ng, s, p, m, True, gmin, ok, ng)
     nodes[0] = k
     if m == FULL:
         return s, 1, lowest_free(ok, ng, g, gpus)

@@ -1,4 +1,4 @@
-"""The occupy of model version 3: a placement taken from the state of :mod:`heuristics._shares_kernel`.
+"""The occupy of model version 3: a placement taken from the state of :mod:`heuristics._shares_state`.
 
 :func:`take` lowers the GPU, node, CPU and memory rows over a job's run and
 keeps the summary rows and the level rows true to them (docs/resources-heuristics.md,
@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._shares_kernel import FULL, _layout
-from ._shares_state import SharesArrays
+from ._shares_state import FULL, SharesArrays, layout
 
 __all__ = ["take"]
 
@@ -47,7 +46,7 @@ def take(rows: np.ndarray, st: SharesArrays, j: int, g: int, s: int, p: int, nod
     info, wl, ml = st.level_info, st.whole_levels, st.share_levels
     K: int = sizes.shape[0]
     NG = goff[K]
-    WF, MX, CP, ME, GB, C = _layout(K, NG)
+    WF, MX, CP, ME, GB, C = layout(K, NG)
     m = milli[j]
     for e in range(nn):
         k = nodes[e]

@@ -38,6 +38,7 @@ __all__ = [
     "fit",
     "fits_now",
     "hinted_fit",
+    "memo",
     "new_profile",
     "node_fit",
     "node_fits_now",
@@ -185,7 +186,7 @@ def new_profile(inst: Instance, reservation: str = "curve", placement: str = "fi
         return new_shares_profile(inst, reservation, placement)
     rule = check_placement(placement)
     check_reservation(reservation)
-    proto = _memo(inst, f"{reservation} profile {rule}", lambda: _kept_profile(inst, reservation, rule))
+    proto = memo(inst, f"{reservation} profile {rule}", lambda: _kept_profile(inst, reservation, rule))
     return proto.copy() if proto is not None else _empty_profile(inst, reservation, rule)
 
 
@@ -200,14 +201,14 @@ def _kept_profile(inst: Instance, reservation: str, rule: int) -> Profile | None
 
 def _empty_profile(inst: Instance, reservation: str, rule: int) -> Profile:
     """:func:`new_profile`'s profile of a version 2 instance, built."""
-    cap = _memo(inst, reservation, lambda: capacity(inst, reservation))  # type: ignore[arg-type]
+    cap = memo(inst, reservation, lambda: capacity(inst, reservation))  # type: ignore[arg-type]
     K, T = cap.num_nodes, cap.horizon
     if K == 1:
         offset = _readonly(cap.node_cap[0] - cap.pool)
         return Profile(cap.pool[None, :].copy(), cap.sizes, _ONE_LEVEL, _NO_FRAG, rule, False, offset)
     levels = np.union1d(cap.sizes, inst.gpus[~inst.multi_node]).astype(np.int64)
     rows = _empty_rows(cap, levels, (K + 6 + levels.size * -(-K // 64), T))
-    frag = _memo(inst, "frag", lambda: frag_table(inst, cap.sizes)) if rule == 2 else _NO_FRAG
+    frag = memo(inst, "frag", lambda: frag_table(inst, cap.sizes)) if rule == 2 else _NO_FRAG
     return Profile(rows, cap.sizes, levels, frag, rule, stale=False)
 
 
@@ -248,11 +249,12 @@ def _words(flags: np.ndarray, axis: int = 0) -> np.ndarray:
     return np.moveaxis(np.bitwise_or.reduce(bits, axis=1), 0, axis)
 
 
-def _memo(inst: Instance, key: str, build: Callable[[], Any]) -> Any:
+def memo(inst: Instance, key: str, build: Callable[[], Any]) -> Any:
     """``build()`` once per live instance and ``key`` (an instance never changes).
 
     :func:`instances.capacity` and the empty rows of a profile take about as
     long as a list pass on a small instance; the entry goes with the instance.
+    Shared by the states of every model version (a key names what it holds).
     """
     k = (id(inst), key)
     hit = _MEMO.get(k)

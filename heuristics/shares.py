@@ -51,16 +51,14 @@ from typing import Any
 import numpy as np
 
 from instances import Instance, Schedule
-from instances.capacity import UNLIMITED, Capacity, capacity
-from instances.packing.frag import COVERAGE
 
-from . import _shares_decode as decoder
-from . import _shares_kernel as kernel
-from . import _shares_take as occupy_kernel
 from . import shares_rules
 from ._easy import easy_queue
-from ._shares_state import SharesArrays
-from .profile import Profile, _memo, check_reservation
+from ._shares_decode import decode, record, start_now
+from ._shares_fit import find, new_scratch
+from ._shares_state import SharesArrays, new_state
+from ._shares_take import take
+from .profile import Profile, check_reservation
 from .rules import fifo_order
 
 __all__ = [
@@ -78,8 +76,6 @@ __all__ = [
 ]
 
 _NONE = np.zeros((0, 1), dtype=np.int64)
-_MEMO_BYTES = 64 * 2**20
-"""The largest empty state kept per instance (a larger one is built at each call)."""
 
 
 class SharesProfile(Profile):
@@ -88,7 +84,7 @@ class SharesProfile(Profile):
     Attributes
     ----------
     rows
-        ``(R, T)``: the layout of :mod:`heuristics._shares_kernel`; row 0 the
+        ``(R, T)``: the layout of :mod:`heuristics._shares_state`; row 0 the
         pool, rows ``1 .. K`` each node's wholly free GPUs (what
         :attr:`free` shows), then the rest.
     st
@@ -154,151 +150,14 @@ def new_place(inst: Instance) -> np.ndarray:
     return np.full((inst.num_jobs, place_width(inst)[1]), -1, dtype=np.int64)
 
 
-def _workload(inst: Instance, cap: Capacity) -> tuple[np.ndarray, ...]:
-    """FGD's workload over the instance's one-node jobs: each job's shape (``-1``: none), the
-    shapes' CPU, milli, GPUs and models allowed per node model, their counts, and each node's
-    model index. The most frequent shapes covering :data:`~instances.packing.frag.COVERAGE`
-    of the jobs are kept (ties: the larger shape), as FGD's target workload does."""
-    assert inst.nodes is not None and cap.shares is not None
-    models: dict[str | None, int] = {}
-    node_model = np.array([models.setdefault(n.model, len(models)) for n in inst.nodes],
-                          dtype=np.int64)
-    keys: dict[tuple[Any, ...], list[int]] = {}
-    for j, job in enumerate(inst.jobs):
-        if not inst.multi_node[j]:
-            key = (job.cpu_milli, job.gpu_milli, job.gpus, job.gpu_models or ())
-            keys.setdefault(key, []).append(j)
-    ranked = sorted(keys.items(), key=lambda kv: (len(kv[1]), kv[0][:3], "|".join(kv[0][3])),
-                    reverse=True)
-    need, total, kept = COVERAGE * sum(len(v) for v in keys.values()), 0, 0
-    while kept < len(ranked) and total < need:
-        total += len(ranked[kept][1])
-        kept += 1
-    ranked = ranked[:kept]
-    shape = np.full(inst.num_jobs, -1, dtype=np.int64)
-    allowed = np.ones((max(kept, 1), max(len(models), 1)), dtype=np.bool_)
-    for s, (key, members) in enumerate(ranked):
-        shape[members] = s
-        if key[3]:
-            allowed[s] = [m in key[3] for m in models]
-    cols = [np.array([k[i] for k, _ in ranked] or [0], dtype=np.int64) for i in range(3)]
-    counts = np.array([len(v) for _, v in ranked] or [0], dtype=np.int64)
-    return shape, *cols, allowed, counts, node_model
-
-
 def new_shares_profile(inst: Instance, reservation: str = "curve",
                        placement: str = "first-fit") -> SharesProfile:
     """The empty :class:`SharesProfile` of a version 3 instance under ``reservation``."""
     rule, seed = shares_rules.rule_code(placement)
     check_reservation(reservation)
-    cap = _memo(inst, reservation, lambda: capacity(inst, reservation))  # type: ignore[arg-type]
-    sh = cap.shares
-    assert sh is not None
-    shape, t_cpu, t_milli, t_gpus, allowed, counts, node_model = _memo(
-        inst, "v3 workload", lambda: _workload(inst, cap))
-    kind, kinds = _memo(inst, "v3 kinds", lambda: _kinds(inst, cap))
-    info, wl, ml, level, words = _memo(inst, reservation + " v3 levels",
-                                       lambda: _levels(inst, cap, counts.size))
-    st = SharesArrays(
-        sizes=cap.sizes, node_cap=cap.node_cap, gpu_offset=sh.gpu_offset, eligible=sh.eligible,
-        job_milli=sh.job_milli, job_cpu=sh.job_cpu, job_memory=sh.job_memory,
-        node_model=node_model, job_shape=shape, shape_cpu=t_cpu, shape_milli=t_milli,
-        shape_gpus=t_gpus, shape_models=allowed,
-        node_class=_memo(inst, reservation + " v3 classes", lambda: _classes(cap, node_model)),
-        largest=_readonly(np.array([cap.sizes.max(), _widest(inst)], dtype=np.int64)),
-        job_kind=kind, num_kinds=kinds, level_info=info, whole_levels=wl, share_levels=ml,
-        job_level=level, eligible_words=words)
-    T = cap.horizon
-    if (int(info[0]) + (int(info[1]) + int(info[2])) * int(info[3])) * T * 8 <= _MEMO_BYTES:
-        rows = _memo(inst, reservation + " v3 rows",
-                     lambda: _readonly(_empty(cap, counts, info, wl))).copy()
-    else:
-        rows = _empty(cap, counts, info, wl)
-    rows = shares_rules.with_aux(rows, rule, seed, cap.sizes)
+    rows, st = new_state(inst, reservation)
+    rows = shares_rules.with_aux(rows, rule, seed, st.sizes)
     return SharesProfile(rows, st, rule, place_width(inst)[0], (inst.gpus, inst.durations))
-
-
-def _widest(inst: Instance) -> int:
-    """The most GPUs a job on whole nodes asks (0 when none does)."""
-    return int(inst.gpus[inst.multi_node].max(initial=0))
-
-
-def _levels(inst: Instance, cap: Capacity, shapes: int) -> tuple[np.ndarray, ...]:
-    """The level rows' layout: ``info`` (first level row, whole-GPU levels, share levels, words
-    per row), the whole-GPU levels (1, the one-node whole-GPU jobs' GPUs, the node sizes), the
-    share levels (the shared jobs' ``gpu_milli``), each job's level (``-1``: on whole nodes),
-    and each job's eligible nodes as bits."""
-    sh = cap.shares
-    assert sh is not None
-    K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
-    W = -(-K // 64)
-    shared = sh.job_milli < 1000
-    one = ~inst.multi_node
-    wl = np.union1d([1, *cap.sizes.tolist()], inst.gpus[one & ~shared]).astype(np.int64)
-    ml = np.unique(sh.job_milli[shared]).astype(np.int64)
-    level = np.where(shared, np.searchsorted(ml, sh.job_milli),
-                     np.searchsorted(wl, inst.gpus)).astype(np.int64)
-    level[~one] = -1
-    info = np.array([kernel._layout(K, NG)[5] + 1 + -(-shapes // T), wl.size, ml.size, W], dtype=np.int64)
-    return (_readonly(info), _readonly(wl), _readonly(ml), _readonly(level),
-            _readonly(_words(sh.eligible, W)))
-
-
-def _words(flags: np.ndarray, W: int) -> np.ndarray:
-    """``(m, K)`` booleans as ``(m, W)`` int64 words (flag ``k``: bit ``k % 64`` of word ``k // 64``)."""
-    m, K = flags.shape
-    pad = np.zeros((m, W * 64), dtype=np.uint64)
-    pad[:, :K] = flags
-    out = (pad.reshape(m, W, 64) << np.arange(64, dtype=np.uint64)).sum(axis=2, dtype=np.uint64)
-    return np.ascontiguousarray(out.view(np.int64))
-
-
-def _kinds(inst: Instance, cap: Capacity) -> tuple[np.ndarray, np.ndarray]:
-    """Each job's kind (jobs of equal GPUs, duration, share, CPU, memory and eligible nodes ask
-    the same of the state) and the number of kinds."""
-    sh = cap.shares
-    assert sh is not None
-    elig = np.unique(sh.eligible, axis=0, return_inverse=True)[1].reshape(-1)
-    keys = np.stack([inst.gpus, inst.durations, sh.job_milli, sh.job_cpu, sh.job_memory, elig],
-                    axis=1)
-    kind = np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
-    return _readonly(kind), _readonly(np.array([kind.max(initial=-1) + 1], dtype=np.int64))
-
-
-def _classes(cap: Capacity, node_model: np.ndarray) -> np.ndarray:
-    """Each node's class: nodes of equal GPUs, GPUs offered, model, CPU and memory share one."""
-    sh = cap.shares
-    assert sh is not None
-    keys = np.stack([cap.sizes, cap.node_cap, node_model, sh.node_cpu, sh.node_memory], axis=1)
-    return _readonly(np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64))
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False
-    return a
-
-
-def _empty(cap: Capacity, counts: np.ndarray, info: np.ndarray, wl: np.ndarray) -> np.ndarray:
-    """The rows of a version 3 state with nothing placed (:mod:`heuristics._shares_kernel`)."""
-    sh = cap.shares
-    assert sh is not None
-    K, NG, T = cap.num_nodes, int(sh.gpu_offset[-1]), cap.horizon
-    first, W = int(info[0]), int(info[3])
-    rows = np.zeros((first + (int(info[1]) + int(info[2])) * W, T), dtype=np.int64)
-    C = kernel._layout(K, NG)[5]
-    rows[C + 1 :].reshape(-1)[: counts.size] = counts
-    full = np.add.reduceat(sh.gpu_milli == 1000, sh.gpu_offset[:-1]) if NG else np.zeros(K)
-    rows[0] = cap.pool
-    rows[1 : K + 1] = full[:, None]
-    rows[K + 1 : 2 * K + 1] = 0  # no GPU partly used (a withheld one: 0 free)
-    rows[2 * K + 1 : 3 * K + 1] = np.minimum(sh.node_cpu, UNLIMITED)[:, None]
-    rows[3 * K + 1 : 4 * K + 1] = sh.node_memory[:, None]
-    rows[4 * K + 1 : 5 * K + 1] = np.add.reduceat(sh.gpu_milli, sh.gpu_offset[:-1])[:, None]
-    rows[5 * K + 1 : 5 * K + 1 + NG] = sh.gpu_milli[:, None]
-    rows[C] = int(cap.sizes[full == cap.sizes].sum())
-    # the nodes with each whole-GPU level of wholly free GPUs (none has a partly used GPU)
-    rows[first : first + wl.size * W] = _words(full[None, :] >= wl[:, None], W).reshape(-1, 1)
-    return rows
 
 
 def serial_starts(prof: SharesProfile, order: Any, jobs: Any, start: np.ndarray | None = None,
@@ -314,7 +173,7 @@ def serial_starts(prof: SharesProfile, order: Any, jobs: Any, start: np.ndarray 
     out = _NONE if place is None else place
     tmp_start = start if _ready(start) else np.ascontiguousarray(start, dtype=np.int64).copy()
     tmp_place = out if _ready(out) or place is None else out.copy()
-    run = shares_rules.decode if prof.rule >= 3 else decoder.decode
+    run = shares_rules.decode if prof.rule >= 3 else decode
     run(prof.rows, prof.st, prof.rule, np.asarray(order, dtype=np.int64).reshape(-1),
         jobs, tmp_start, tmp_place, prof.span, fifo)
     if tmp_start is not start:
@@ -359,22 +218,22 @@ def occupy(prof: SharesProfile, j: int, s: int, nodes: list[int], gpus: list[int
     """Take job ``j``'s placement (as :func:`fit` gives it) from slot ``s`` on, in place; write
     it into row ``j`` of ``place`` (a :func:`new_place` array) when given."""
     nn, gg = np.array(nodes, dtype=np.int64), np.array(gpus or [0], dtype=np.int64)
-    occupy_kernel.take(prof.rows, prof.st, j, int(prof.jobs_gpus[j]), s, int(prof.jobs_dur[j]), nn,
-                len(nodes), gg, len(gpus))
+    take(prof.rows, prof.st, j, int(prof.jobs_gpus[j]), s, int(prof.jobs_dur[j]), nn, len(nodes),
+         gg, len(gpus))
     shares_rules.note(prof.rows, prof.st, prof.rule, j, int(prof.jobs_gpus[j]), s,
                       int(prof.jobs_dur[j]), nn[: len(nodes)])
     if place is not None:
-        decoder.record(place, j, prof.span, nn, len(nodes), gg, len(gpus))
+        record(place, j, prof.span, nn, len(nodes), gg, len(gpus))
 
 
 def _find(prof: SharesProfile, j: int, g: int, p: int, lo: int, hi: int,
           scratch: tuple[np.ndarray, ...]) -> tuple[int, int, int]:
-    search = shares_rules.find if prof.rule >= 3 else kernel.find
+    search = shares_rules.find if prof.rule >= 3 else find
     return search(prof.rows, prof.st, prof.rule, j, g, p, lo, hi, *scratch)  # type: ignore[no-any-return]
 
 
 def _scratch(prof: SharesProfile) -> tuple[np.ndarray, ...]:
-    scratch = kernel.new_scratch(prof.st)
+    scratch = new_scratch(prof.st)
     width = scratch.shape[1]
     return np.empty(width, dtype=np.int64), np.empty(width, dtype=np.int64), scratch
 
@@ -397,17 +256,17 @@ def easy_starts(inst: Instance, reservation: str = "peak",
         return r
 
     def start_head(h: int, t: int) -> None:
-        occupy_kernel.take(prof.rows, prof.st, h, g_[h], t, p_[h], nodes, nn, gpus, ngp)
+        take(prof.rows, prof.st, h, g_[h], t, p_[h], nodes, nn, gpus, ngp)
         if place is not None:
-            decoder.record(out, h, prof.span, nodes, nn, gpus, ngp)
+            record(out, h, prof.span, nodes, nn, gpus, ngp)
 
     def backfill(h: int, r: int, t: int, q: np.ndarray, start: np.ndarray) -> np.ndarray:
         shadow = prof.rows.copy()
-        occupy_kernel.take(shadow, prof.st, h, g_[h], r, p_[h], nodes, nn, gpus, ngp)
+        take(shadow, prof.st, h, g_[h], r, p_[h], nodes, nn, gpus, ngp)
         rest = np.ascontiguousarray(q)
         if not rest.size:
             return rest
-        decoder.start_now(shadow, prof.rows, prof.st, 0, t, rest, jobs, start, out, prof.span)
+        start_now(shadow, prof.rows, prof.st, 0, t, rest, jobs, start, out, prof.span)
         return rest[start[rest] >= 0]
 
     return easy_queue(inst, fit_head, start_head, backfill, log)
@@ -429,8 +288,8 @@ def parallel_starts(inst: Instance, order: np.ndarray, reservation: str = "curve
     empty = np.empty((0, 0), dtype=np.int64)
     for t in range(T):
         cand = np.ascontiguousarray(order[pending & (o_rel <= t) & (o_last >= t)])
-        if cand.size and decoder.start_now(prof.rows, empty, prof.st, prof.rule, t, cand, jobs,
-                                          start, out, prof.span):
+        if cand.size and start_now(prof.rows, empty, prof.st, prof.rule, t, cand, jobs, start, out,
+                                   prof.span):
             pending[start[order] >= 0] = False
     return start
 

@@ -85,7 +85,7 @@ def decode(rows: np.ndarray, st: SharesArrays, rule: int, order: np.ndarray,
 
 def find(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: int,
          lo: int, hi: int, *scratch: np.ndarray) -> tuple[int, int, int]:
-    """:func:`heuristics._shares_kernel.find` under a policy rule (``rule >= 3``)."""
+    """:func:`heuristics._shares_fit.find` under a policy rule (``rule >= 3``)."""
     kernel: Any = compiled.find
     return kernel(rows, st, rule, j, g, p, lo, hi, *scratch,  # type: ignore[no-any-return]
                   *_inputs(rows, st, st.job_milli.size))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from heuristics._shares_kernel import _host_fail, _node_fail
+from heuristics._shares_fit import host_fail, node_fail
 
 T = 8
 
@@ -35,14 +35,14 @@ def _rows(wf: list[int], cpu: list[int]) -> np.ndarray:
 ])
 def test_the_first_refused_slot(wf: list[int], cpu: list[int], cj: int, want: int) -> None:
     rows = _rows(wf, cpu)
-    assert _node_fail(rows, 1, 0, 0, T, True, 2, 1000, cj, 0) == want
-    host = _host_fail(rows, 1, 0, 0, T, cj, 0)
+    assert node_fail(rows, 1, 0, 0, T, True, 2, 1000, cj, 0) == want
+    host = host_fail(rows, 1, 0, 0, T, cj, 0)
     cpu_fail = [u for u in range(T) if cpu[u] < cj]
     assert host == (cpu_fail[0] if cpu_fail else -1)
 
 
 def test_the_host_read_from_the_run_start() -> None:
     rows = _rows([2] * 8, [500, 4000, 4000, 4000, 500, 4000, 4000, 4000])
-    assert _host_fail(rows, 1, 0, 1, 3, 1000, 0) == -1
-    assert _host_fail(rows, 1, 0, 1, 4, 1000, 0) == 4
-    assert _host_fail(rows, 1, 0, 1, 4, 0, 5000) == 1  # memory
+    assert host_fail(rows, 1, 0, 1, 3, 1000, 0) == -1
+    assert host_fail(rows, 1, 0, 1, 4, 1000, 0) == 4
+    assert host_fail(rows, 1, 0, 1, 4, 0, 5000) == 1  # memory
