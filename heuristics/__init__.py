@@ -116,8 +116,6 @@ def _refuse_user_placement(method: str, placement: Any) -> None:
     """A :class:`ValueError` when ``method`` is given a user's placement rule it cannot run."""
     if placement is None or method in USER_PLACEMENT_METHODS:
         return
-    if isinstance(placement, str) and (":" not in placement or placement.startswith("random:")):
-        return  # a built-in's name: the method checks it
     entry = resolve_placement(placement)
     if not entry.builtin:
         raise ValueError(

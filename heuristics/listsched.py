@@ -35,8 +35,6 @@ __all__ = ["list_schedule", "list_starts", "parallel_schedule", "parallel_starts
 
 def _user(placement: Any) -> PlacementRule | None:
     """The user's rule ``placement`` names or is, or ``None`` for a built-in."""
-    if isinstance(placement, str) and ":" not in placement:
-        return None  # a built-in's name (checked where it runs)
     entry = resolve_placement(placement)
     return None if entry.builtin else entry
 

@@ -52,9 +52,8 @@ def sampling_order(
     if passes < 1:
         raise ValueError(f"passes: must be >= 1, got {passes}")
     t0 = time.perf_counter()
-    user = resolve_placement(placement) if not isinstance(placement, str) or ":" in placement \
-        else None
-    user = None if user is None or user.builtin else user
+    user = resolve_placement(placement)
+    user = None if user.builtin else user
     prof = new_profile(inst, reservation, "first-fit" if user is not None else placement)
     best_place = scratch = new_place(inst) if inst.has_nodes else None
     jobs = job_arrays(inst)
