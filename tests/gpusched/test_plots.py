@@ -153,10 +153,19 @@ def test_gantt_rows_of_each_job_are_contiguous(family, seed, method):
 
 
 def test_contiguous_rows_on_nodes_stay_in_each_node():
-    inst = instances.generate("hc-multi-service", seed=0, node_gpus=[8, 4, 4])
-    sched = gpusched.solve(inst, "list").schedule
+    # the flat example above on node n1 (rows 2-5) beside n0: d is one block of n1's rows;
+    # big holds both whole nodes, one block on each
+    nodes = (instances.Node("n0", 2), instances.Node("n1", 4))
+    jobs = (Job("a", 1, 4), Job("b", 1, 2), Job("e", 1, 4), Job("d", 2, 2, release=2),
+            Job("big", 6, 2, release=4))
+    inst = Instance("nd", 6, 6, (), jobs, nodes=nodes)
+    on_n1 = {"n1": 1}
+    sched = Schedule("nd", {"a": 0, "b": 0, "e": 0, "d": 2, "big": 4},
+                     {"a": on_n1, "b": on_n1, "e": on_n1, "d": {"n1": 2}, "big": {"n0": 2, "n1": 4}})
+    instances.evaluate(inst, sched)
     _check_node_assignment(inst, sched)
     gpus = plots.assign_gpus(inst, sched)
+    assert gpus["d"] == (3, 4) and gpus["big"] == (0, 1, 2, 3, 4, 5)
     assert plots.split_jobs(inst, gpus) == []
 
 
