@@ -21,7 +21,7 @@ from . import shares
 from ._easy import easy_queue
 from .decoder import job_arrays, serial_starts
 from .placement import new_place
-from .profile import fit, new_profile, occupy, start_now
+from .profile import counts_profile, fit, new_profile, occupy, start_now
 from .results import finish
 from .rules import fifo_order
 
@@ -44,7 +44,7 @@ def easy_starts(
     """
     if inst.jobs_use_resources:  # model version 3
         return shares.easy_starts(inst, reservation, log, place=place)
-    prof = new_profile(inst, reservation, "first-fit")
+    prof = counts_profile(new_profile(inst, reservation, "first-fit"))
     g_, p_, d_ = inst.gpus.tolist(), inst.durations.tolist(), inst.deadlines.tolist()
     held: list[int] = []  # the nodes of the last fit
 

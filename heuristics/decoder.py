@@ -1,4 +1,4 @@
-"""The serial schedule-generation scheme (the list decoder) over a :class:`~heuristics.profile.Profile`.
+"""The serial schedule-generation scheme (the list decoder) over a profile of any model version.
 
 :func:`serial_starts` is the decoder shared by list scheduling, sampling,
 local search, conservative backfilling and the Lagrangian heuristic. When
@@ -21,7 +21,7 @@ import numpy as np
 from instances import Instance
 
 from . import shares
-from .profile import Hint, Profile, fit, occupy
+from .profile import AnyProfile, Hint, counts_profile, fit, occupy
 
 __all__ = ["JOB_ROWS", "compiled_decoder", "job_arrays", "serial_starts", "serial_starts_numpy"]
 
@@ -59,7 +59,7 @@ def compiled_decoder() -> Any:
     return _COMPILED[0]
 
 
-def serial_starts(prof: Profile, order: Order, jobs: Jobs, start: np.ndarray | None = None,
+def serial_starts(prof: AnyProfile, order: Order, jobs: Jobs, start: np.ndarray | None = None,
                   place: np.ndarray | None = None) -> np.ndarray:
     """Serial schedule generation: place the jobs of ``order`` one by one, earliest fit.
 
@@ -71,7 +71,9 @@ def serial_starts(prof: Profile, order: Order, jobs: Jobs, start: np.ndarray | N
     Parameters
     ----------
     prof
-        The free capacity (modified in place).
+        The free capacity (modified in place): a
+        :class:`~heuristics.profile.Profile`, or on version 3 a
+        :class:`~heuristics.shares.SharesProfile`, whose decoder runs.
     order
         Job indices in placement order; jobs absent from it are not placed.
     jobs
@@ -101,17 +103,18 @@ def serial_starts(prof: Profile, order: Order, jobs: Jobs, start: np.ndarray | N
     """
     if isinstance(prof, shares.SharesProfile):  # model version 3
         return shares.serial_starts(prof, order, jobs, start, place)
+    counts = counts_profile(prof)
     jobs = np.asarray(jobs, dtype=np.int64)
     if start is None:
         start = np.full(jobs.shape[1], -1, dtype=np.int64)
     kernel = _COMPILED[0] if _COMPILED else compiled_decoder()
     if kernel is not None and _kernel_ready(start) and (place is None or _kernel_ready(place)):
-        prof.refresh()
+        counts.refresh()
         return kernel(  # type: ignore[no-any-return]
-            prof.rows, prof.sizes, prof.levels, prof.frag, prof.rule,
+            counts.rows, counts.sizes, counts.levels, counts.frag, counts.rule,
             np.asarray(order, dtype=np.int64).reshape(-1),
             jobs, start, _NO_PLACE if place is None else place)
-    return serial_starts_numpy(prof, order, jobs, start, place)
+    return serial_starts_numpy(counts, order, jobs, start, place)
 
 
 def _kernel_ready(a: np.ndarray) -> bool:
@@ -119,7 +122,8 @@ def _kernel_ready(a: np.ndarray) -> bool:
     return a.dtype == np.int64 and a.flags.c_contiguous and a.flags.writeable
 
 
-def serial_starts_numpy(prof: Profile, order: Order, jobs: Jobs, start: np.ndarray | None = None,
+def serial_starts_numpy(prof: AnyProfile, order: Order, jobs: Jobs,
+                        start: np.ndarray | None = None,
                         place: np.ndarray | None = None) -> np.ndarray:
     """:func:`serial_starts` with numpy only: :func:`~heuristics.profile.fit` job by job.
 
@@ -128,18 +132,19 @@ def serial_starts_numpy(prof: Profile, order: Order, jobs: Jobs, start: np.ndarr
     """
     if isinstance(prof, shares.SharesProfile):  # model version 3: compiled only
         return shares.serial_starts(prof, order, jobs, start, place)
+    counts = counts_profile(prof)
     gpus, dur, rel, dl = (np.asarray(c).tolist() for c in jobs)
     n = len(gpus)
     if start is None:
         start = np.full(n, -1, dtype=np.int64)
-    T = prof.pool.shape[0]
+    T = counts.pool.shape[0]
     hint: Hint = {}
     for j in np.asarray(order, dtype=np.int64).reshape(-1).tolist():
         if not -n <= j < n:
             raise IndexError(f"order: job index {j} out of range for {n} jobs")
         g, p = gpus[j], dur[j]
-        s, ks = fit(prof, g, p, rel[j], min(dl[j], T), hint)
+        s, ks = fit(counts, g, p, rel[j], min(dl[j], T), hint)
         if s >= 0:
-            occupy(prof, g, s, p, ks, place, j)
+            occupy(counts, g, s, p, ks, place, j)
             start[j] = s
     return start

@@ -9,6 +9,12 @@ pool row alone decides: :func:`fit`, :func:`fits_now` and the compiled decoder
 specialise to it, and the tests hold them to the general :func:`node_fit` and
 :func:`node_fits_now`.
 
+On model version 3 (shares, models, CPU, memory) :func:`new_profile`
+returns a :class:`heuristics.shares.SharesProfile` instead: not a
+:class:`Profile` (its fit and occupy are its own), but, as every state, an
+:class:`AnyProfile`, all that the code copying states and handing them to
+the decoders reads.
+
 The hot loop of every constructive heuristic is "find the earliest slot from
 which ``g`` GPUs stay free for ``p`` slots": :func:`earliest_fit` answers it
 on one row with array operations over the window, never a Python loop over
@@ -20,7 +26,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, Self
 
 import numpy as np
 
@@ -31,8 +37,10 @@ from .placement import check_placement, choose, frag_table
 
 __all__ = [
     "RESERVATIONS",
+    "AnyProfile",
     "Profile",
     "check_reservation",
+    "counts_profile",
     "earliest_fit",
     "first_fits_now",
     "fit",
@@ -66,6 +74,34 @@ def check_reservation(reservation: str) -> str:
     if reservation not in RESERVATIONS:
         raise ValueError(f"reservation: must be 'peak' or 'curve', got {reservation!r}")
     return reservation
+
+
+class AnyProfile(Protocol):
+    """The free state of any model version: what :func:`new_profile` returns.
+
+    :class:`Profile` (versions 1 and 2: GPU counts) and
+    :class:`heuristics.shares.SharesProfile` (version 3: GPUs by index,
+    CPU, memory) implement it; each has its own fit and occupy
+    (:func:`fit`, :func:`occupy`; :func:`heuristics.shares.fit`,
+    :func:`heuristics.shares.occupy`), and
+    :func:`heuristics.decoder.serial_starts` takes either.
+
+    Attributes
+    ----------
+    rows
+        ``(R, T)`` int64: the whole state, row 0 the pool (one copy copies it
+        all; equal rows, equal states).
+    """
+
+    rows: np.ndarray
+
+    def like(self, rows: np.ndarray) -> Self:
+        """A state of these ``rows`` with this one's instance data and rule."""
+        ...
+
+    def copy(self) -> Self:
+        """A copy whose rows can be changed independently."""
+        ...
 
 
 class Profile:
@@ -175,11 +211,15 @@ class Profile:
         self.stale = False
 
 
-def new_profile(inst: Instance, reservation: str = "curve", placement: str = "first-fit") -> Profile:
+def new_profile(inst: Instance, reservation: str = "curve",
+                placement: str = "first-fit") -> AnyProfile:
     """The empty profile of ``inst`` (nothing placed yet) under ``reservation``.
 
     The pool row is :attr:`instances.capacity.Capacity.pool`; each node starts
-    with its capacity for batch work (``node_cap``) in every slot.
+    with its capacity for batch work (``node_cap``) in every slot. A
+    :class:`Profile`, or on model version 3 a
+    :class:`heuristics.shares.SharesProfile` (:func:`counts_profile` narrows
+    it to the former where the caller has dispatched version 3 already).
     """
     if inst.jobs_use_resources:  # model version 3: the per-GPU state of heuristics.shares
         from .shares import new_shares_profile
@@ -232,11 +272,20 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _counts_only(prof: Profile) -> None:
-    """Refuse a version 3 state, whose fit and occupy are :mod:`heuristics.shares`'s."""
-    if prof.levels.ndim != 1:
-        raise TypeError("prof: a version 3 profile (heuristics.shares.SharesProfile); "
-                        "use heuristics.shares (fit, occupy, serial_starts)")
+def counts_profile(prof: AnyProfile) -> Profile:
+    """``prof`` itself, known to be a :class:`Profile` (GPU counts, model versions 1 and 2).
+
+    Raises
+    ------
+    TypeError
+        For any other state: a version 3 one's fit and occupy are
+        :mod:`heuristics.shares`'s.
+    """
+    if not isinstance(prof, Profile):
+        raise TypeError(f"prof: {type(prof).__name__} is not a Profile (GPU counts); a version 3 "
+                        "profile (heuristics.shares.SharesProfile) has the fit, occupy and "
+                        "serial_starts of heuristics.shares")
+    return prof
 
 
 def _words(flags: np.ndarray, axis: int = 0) -> np.ndarray:
@@ -309,7 +358,7 @@ def fit(
     pool row decides (:func:`earliest_fit`, or :func:`hinted_fit` with a
     ``hint`` of this profile); :func:`node_fit` is the general case.
     """
-    _counts_only(prof)
+    counts_profile(prof)  # (a version 3 state from an untyped caller: TypeError)
     if prof.sizes.shape[0] > 1:
         return node_fit(prof, g, p, lo, hi)
     s = earliest_fit(prof.pool, g, p, lo, hi) if hint is None else hinted_fit(
@@ -373,7 +422,7 @@ def occupy(
     nodes into row ``j`` of ``place`` when given. The summary rows go stale
     (:attr:`Profile.stale`).
     """
-    _counts_only(prof)
+    counts_profile(prof)  # (a version 3 state from an untyped caller: TypeError)
     if prof.offset is not None:  # one node: its row follows the pool's
         prof.pool[s : s + p] -= g
     else:
@@ -413,7 +462,7 @@ def fits_now(
     pool row decides (:func:`first_fits_now`); :func:`node_fits_now` is the
     general case.
     """
-    _counts_only(prof)
+    counts_profile(prof)  # (a version 3 state from an untyped caller: TypeError)
     if prof.sizes.shape[0] > 1:
         return node_fits_now(prof, t, cand, gpus, dur)
     k = first_fits_now(prof.pool, t, cand, gpus, dur)
@@ -421,8 +470,8 @@ def fits_now(
 
 
 def start_now(
-    prof: Profile, t: int, cand: np.ndarray, gpus: np.ndarray, dur: np.ndarray, start: np.ndarray,
-    place: np.ndarray | None = None, also: Profile | None = None,
+    prof: AnyProfile, t: int, cand: np.ndarray, gpus: np.ndarray, dur: np.ndarray,
+    start: np.ndarray, place: np.ndarray | None = None, also: Profile | None = None,
 ) -> list[int]:
     """Start at slot ``t``, in the order of ``cand``, every job that fits now; returns them.
 
@@ -430,16 +479,20 @@ def start_now(
     left by the jobs started before it) takes it there, and in ``also`` when
     given (EASY tests the profile that holds the head's reservation and
     takes from both); its start and nodes go into ``start`` and ``place``.
+    ``prof`` must be a :class:`Profile` (:func:`counts_profile`; typed wider
+    for callers that hold :func:`new_profile`'s result, version 3 sent
+    elsewhere before).
     """
+    counts = counts_profile(prof)
     started = []
     pos = 0
     while pos < cand.size:
-        k, ks = fits_now(prof, t, cand[pos:], gpus, dur)
+        k, ks = fits_now(counts, t, cand[pos:], gpus, dur)
         if k < 0:
             break
         j = int(cand[pos + k])
         g, p = int(gpus[j]), int(dur[j])
-        occupy(prof, g, t, p, ks, None if also is not None else place, j)
+        occupy(counts, g, t, p, ks, None if also is not None else place, j)
         if also is not None:
             occupy(also, g, t, p, ks, place, j)
         start[j] = t

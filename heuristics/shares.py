@@ -58,7 +58,7 @@ from ._shares_decode import decode, record, start_now
 from ._shares_fit import find, new_scratch
 from ._shares_state import SharesArrays, new_state
 from ._shares_take import take
-from .profile import Profile, check_reservation
+from .profile import check_reservation
 from .rules import fifo_order
 
 __all__ = [
@@ -78,8 +78,12 @@ __all__ = [
 _NONE = np.zeros((0, 1), dtype=np.int64)
 
 
-class SharesProfile(Profile):
+class SharesProfile:
     """The free state of a version 3 instance (module notes): one ``int64`` array of rows.
+
+    Not a :class:`~heuristics.profile.Profile` (whose fit and occupy count
+    GPUs): an :class:`~heuristics.profile.AnyProfile`, placed by :func:`fit`
+    and :func:`occupy` here, decoded by :func:`serial_starts`.
 
     Attributes
     ----------
@@ -91,13 +95,21 @@ class SharesProfile(Profile):
         The read-only arrays of the instance the kernel reads (nodes, GPUs,
         eligibility, the jobs' shares, CPU and memory, the frag workload), by
         name (:class:`~heuristics._shares_state.SharesArrays`).
+    rule
+        Code of the placement rule (:func:`heuristics.shares_rules.rule_code`).
     span
         Column of a placement row where the GPU indices start.
     jobs_gpus, jobs_dur
         The jobs' GPUs and durations (what :func:`fit` and :func:`occupy` read).
+    sizes
+        ``(K,)`` int64: each node's GPUs.
+    largest
+        The largest node's GPUs: a larger job takes whole nodes.
+    pool
+        ``(T,)``: the pool's row, busy GPUs free per slot (a view of ``rows``).
     """
 
-    __slots__ = ("jobs_dur", "jobs_gpus", "span", "st")
+    __slots__ = ("jobs_dur", "jobs_gpus", "largest", "pool", "rows", "rule", "sizes", "span", "st")
 
     def __init__(self, rows: np.ndarray, st: SharesArrays, rule: int,
                  span: int, jobs: tuple[np.ndarray, np.ndarray]) -> None:
@@ -106,9 +118,16 @@ class SharesProfile(Profile):
         self.sizes = st.sizes
         self.largest = int(self.sizes.max())
         self.pool = rows[0]
-        self.levels = self.frag = _NONE
-        self.offset = None
-        self.stale = False
+
+    @property
+    def free(self) -> np.ndarray:
+        """``(K, T)``: each node's wholly free GPUs per slot."""
+        return self.rows[1 : self.num_nodes + 1]
+
+    @property
+    def num_nodes(self) -> int:
+        """``K``: the nodes."""
+        return int(self.sizes.shape[0])
 
     def like(self, rows: np.ndarray) -> SharesProfile:
         """A profile of these ``rows`` with this one's instance data and rule."""
@@ -117,9 +136,6 @@ class SharesProfile(Profile):
     def copy(self) -> SharesProfile:
         """A copy whose rows can be changed independently."""
         return self.like(self.rows.copy())
-
-    def refresh(self) -> None:
-        """Nothing to do: :func:`heuristics._shares_take.take` keeps the summaries."""
 
     def gpu_rows(self) -> np.ndarray:
         """``(sum g_k, T)``: each GPU's free milli per slot (node by node, index by index)."""
