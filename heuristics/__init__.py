@@ -109,7 +109,7 @@ def load_plugins() -> list[str]:
 
 
 USER_PLACEMENT_METHODS: tuple[str, ...] = ("list", "list-peak", "parallel", "sampling")
-"""The methods in time that take a user's placement rule (PROBLEM.md section 14)."""
+"""The methods in time that take a user's placement rule (section 14 of the specification)."""
 
 
 def _refuse_user_placement(method: str, placement: Any) -> None:

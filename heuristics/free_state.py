@@ -1,4 +1,4 @@
-"""The free amounts per slot that a user's placement rule sees in time (PROBLEM.md section 14).
+"""The free amounts per slot that a user's placement rule sees in time (section 14 of the specification).
 
 Built from the one capacity model (:func:`instances.capacity.capacity`):
 the pool row (busy GPUs free per slot), and per node either free GPU counts

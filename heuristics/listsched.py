@@ -9,7 +9,7 @@ so the gain over FIFO splits into a reservation part and an ordering part.
 On an instance with nodes every method places each job on nodes: it starts
 at the earliest slot from which it has a valid placement, and the
 ``placement`` rule (:data:`heuristics.placement_rules.PLACEMENT_RULES`) picks
-the node. A user's rule (PROBLEM.md section 14) runs in
+the node. A user's rule (section 14 of the specification) runs in
 :mod:`heuristics.user_decode`; ``rule`` may be a user's priority key too.
 """
 

@@ -1,4 +1,4 @@
-"""The one table of placement rules: the built-ins and a user's, by one name each (PROBLEM.md section 14).
+"""The one table of placement rules: the built-ins and a user's, by one name each (section 14 of the specification).
 
 A placement rule picks the node a job goes to among those where it fits.
 Built-in rules run inside the toolkit's compiled loops; a user's rule is a

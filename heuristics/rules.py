@@ -3,7 +3,7 @@
 A rule is a key ``key(inst) -> array``, one number per job; the list is in
 ascending order of the key. A built-in rule breaks ties by priority ``w``
 (descending), then by value ``w g p`` (descending), then by position in the
-instance's job list; a user's rule (PROBLEM.md section 14) by position. A
+instance's job list; a user's rule (section 14 of the specification) by position. A
 user's rule enters the table by :func:`register_rule`, through the
 entry-point group ``gpusched.rules``, or is named ``MODULE:NAME`` wherever a
 rule is asked for.

@@ -1,4 +1,4 @@
-"""What a user's placement rule sees: the cluster's nodes and the job (PROBLEM.md section 14).
+"""What a user's placement rule sees: the cluster's nodes and the job (section 14 of the specification).
 
 A placement rule is called as ``rule(view, job)`` and returns one score per
 node. :class:`NodeView` holds one row per node in the instance's node order;

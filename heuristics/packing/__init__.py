@@ -9,7 +9,7 @@ Policies: ``random``, ``dotprod``, ``clustering``, ``packing``, ``bestfit``,
 ``fgd`` (the scores of :mod:`.scores`), ``first-fit`` (the toolkit's own
 rule: the first node in list order with room, the lowest-indexed GPU with
 room), and any placement rule of :data:`heuristics.placement_rules.PLACEMENT_RULES`
-or a user's rule itself (:mod:`.custom`, PROBLEM.md section 14).
+or a user's rule itself (:mod:`.custom`, section 14 of the specification).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The packing loop under a user's placement rule (PROBLEM.md section 14), plain and compiled.
+"""The packing loop under a user's placement rule (section 14 of the specification), plain and compiled.
 
 Each pod in turn: the nodes it fits (model, CPU, memory, and ``gpus`` wholly
 free GPUs or one GPU with room for its share), the rule's scores over them
