@@ -2,7 +2,7 @@
 
 From :data:`heuristics._compiled.WIDE` GPUs on, the lexicographic set of whole
 nodes is searched with a table that the version 3 fit keeps in its scratch
-(:func:`heuristics._shares_kernel.new_scratch`, the search allocating
+(:func:`heuristics._shares_fit.new_scratch`, the search allocating
 nothing). The decoder under each rule, FIFO and the public ``fit`` give the
 reference's starts, nodes and GPU indices on instances whose jobs on whole
 nodes ask 62 to 68 GPUs; a table sized too small, or read as the wrong
