@@ -29,14 +29,14 @@ __all__ = ["POLICY_LINES", "POLICY_STYLE", "bound_line", "plot_fragmentation", "
 
 POLICY_STYLE: dict[str, str] = {
     "random": "#8C8C8C", "dotprod": "#DD8452", "clustering": "#937860", "packing": "#DA8BC3",
-    "bestfit": "#55A868", "fgd": "#4C72B0", "firstfit": "#8172B3",
+    "bestfit": "#55A868", "fgd": "#4C72B0", "first-fit": "#8172B3",
 }
 """Colour of each policy's line."""
 
 POLICY_LINES: dict[str, tuple[Any, str]] = {
     "random": ("-", "o"), "dotprod": ("--", "s"), "clustering": ("-", "^"),
     "packing": (":", "v"), "bestfit": ("-.", "D"), "fgd": ("-", "P"),
-    "firstfit": ((0, (5, 1, 1, 1, 1, 1)), "X"),
+    "first-fit": ((0, (5, 1, 1, 1, 1, 1)), "X"),
 }
 """Line style and marker of each policy's line (others: solid, no marker)."""
 

@@ -48,7 +48,8 @@ class FreeState:
         nodes = inst.nodes or ()
         self.models = tuple(dict.fromkeys(n.model for n in nodes if n.model is not None))
         code = {m: i for i, m in enumerate(self.models)}
-        self.model = np.array([code.get(n.model, -1) for n in nodes] or [-1], dtype=np.int64)
+        self.model = np.array([-1 if n.model is None else code[n.model] for n in nodes] or [-1],
+                              dtype=np.int64)
         if cap.shares is None:  # versions 1-2: counts
             self.node_free = np.repeat(np.asarray(cap.node_cap, dtype=np.int64)[:, None], T, axis=1)
             self.cpu_cap = np.full(K, NO_LIMIT, dtype=np.int64)

@@ -30,10 +30,13 @@ import numpy as np
 from instances import Instance
 from instances.capacity import lexicographic_subset
 
+from .placement_rules import BUILTIN_TIME
+
 __all__ = ["PLACEMENTS", "check_placement", "choose", "frag_table", "lexicographic_subset", "new_place"]
 
-PLACEMENTS: tuple[str, ...] = ("first-fit", "best-fit", "frag")
-"""Placement rules on nodes; their codes for the compiled decoder are the positions."""
+PLACEMENTS: tuple[str, ...] = BUILTIN_TIME
+"""Placement rules on nodes (entries of :data:`heuristics.placement_rules.PLACEMENT_RULES`);
+their codes for the compiled decoder are the positions."""
 
 
 def check_placement(placement: str) -> int:

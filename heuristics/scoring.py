@@ -12,6 +12,7 @@ rule and the job.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from instances.resources import FULL_GPU_MILLI
 
@@ -52,21 +53,31 @@ def choose_node(entry: PlacementRule, view: NodeView, job: JobView) -> int:
     return best if masked[best] > -np.inf else -1
 
 
-def default_gpus(free: np.ndarray, gpus: int, milli: int) -> list[int]:
+@njit(cache=True)
+def default_gpus(free: np.ndarray, gpus: int, milli: int) -> np.ndarray:  # pragma: no cover
     """The GPUs of a node (``free``: each GPU's free milli, -1 past its GPUs) a job takes by default.
 
     A whole-GPU job the lowest-indexed wholly free GPUs; a share the GPU with
     the least free milli that still fits, the first of equals; none for a
-    CPU-only job. Empty when the node cannot host it.
+    CPU-only job. Empty when the node cannot host it. Compiled, so that the
+    compiled packing loop and the plain paths take the same GPUs.
     """
-    if gpus == 0:
-        return []
+    out = np.empty(max(gpus, 0), dtype=np.int64)
     if gpus == 1 and milli < FULL_GPU_MILLI:
-        room = np.where(free >= milli, free, np.iinfo(np.int64).max)
-        i = int(np.argmin(room))
-        return [i] if free[i] >= milli else []
-    whole = np.flatnonzero(free >= FULL_GPU_MILLI)
-    return whole[:gpus].tolist() if whole.size >= gpus else []
+        best = -1
+        for i in range(free.shape[0]):
+            if free[i] >= milli and (best < 0 or free[i] < free[best]):
+                best = i
+        if best < 0:
+            return out[:0]
+        out[0] = best
+        return out
+    taken = 0
+    for i in range(free.shape[0]):
+        if taken < gpus and free[i] >= FULL_GPU_MILLI:
+            out[taken] = i
+            taken += 1
+    return out if taken == gpus else out[:0]
 
 
 def choose_gpus(entry: PlacementRule, view: NodeView, job: JobView, node: int) -> list[int]:
@@ -80,7 +91,7 @@ def choose_gpus(entry: PlacementRule, view: NodeView, job: JobView, node: int) -
     free = view.gpu_free_milli[node]
     own = entry.gpus
     if own is None:
-        return default_gpus(free, job.gpus, job.gpu_milli)
+        return [int(i) for i in default_gpus(free, job.gpus, job.gpu_milli)]
     try:
         picked = [int(i) for i in own(view, job, node)]
     except Exception as exc:  # a user's rule

@@ -52,9 +52,9 @@ def sampling_order(
     if passes < 1:
         raise ValueError(f"passes: must be >= 1, got {passes}")
     t0 = time.perf_counter()
-    user = resolve_placement(placement)
-    user = None if user.builtin else user
-    prof = new_profile(inst, reservation, "first-fit" if user is not None else placement)
+    entry = resolve_placement(placement)
+    user = None if entry.builtin else entry
+    prof = None if user is not None else new_profile(inst, reservation, placement)
     best_place = scratch = new_place(inst) if inst.has_nodes else None
     jobs = job_arrays(inst)
     n = inst.num_jobs
@@ -75,8 +75,11 @@ def sampling_order(
         else:
             sigma = float(np.exp(rng.uniform(np.log(0.02), np.log(2.0))))
             order = np.argsort(ranks[k % len(ranks)] + sigma * rng.random(n), kind="stable")
-        start = (serial_starts(prof.copy(), order, jobs, None, scratch) if user is None
-                 else user_decode.serial_starts(inst, order, user, reservation, scratch))
+        if prof is not None:
+            start = serial_starts(prof.copy(), order, jobs, None, scratch)
+        else:  # a user's rule (no built-in profile)
+            assert user is not None
+            start = user_decode.serial_starts(inst, order, user, reservation, scratch)
         val = start_value(inst, start)
         done += 1
         if val > best_val:

@@ -24,6 +24,7 @@ from . import _shares_rules as compiled
 from ._shares_state import SharesArrays
 from .packing import FGD_POLICIES
 from .placement import PLACEMENTS, check_placement
+from .placement_rules import resolve_placement
 
 __all__ = ["POLICY_RULES", "V3_PLACEMENTS", "decode", "find", "note", "rule_code", "with_aux"]
 
@@ -34,20 +35,23 @@ V3_PLACEMENTS: tuple[str, ...] = (*PLACEMENTS, *POLICY_RULES)
 """Every placement rule of the version 3 heuristics (``random`` also as ``random:SEED``)."""
 
 
-def rule_code(placement: str) -> tuple[int, int]:
-    """``(code, seed)`` of a version 3 placement rule, or :class:`ValueError` listing them."""
-    name, _, seed = placement.partition(":") if isinstance(placement, str) else (placement, "", "")
-    if name in POLICY_RULES and (not seed or name == "random"):
-        code = compiled.FIRST + POLICY_RULES.index(name)
-        if not seed:
-            return code, 0
-        if seed.isdigit():
-            return code, int(seed)
-        raise ValueError(f"placement: the seed of {placement!r} is not an integer >= 0")
-    if placement in PLACEMENTS:
-        return check_placement(placement), 0
-    raise ValueError(f"placement: unknown placement rule {placement!r}; known: "
-                     f"{', '.join(V3_PLACEMENTS)} (and random:SEED)")
+def rule_code(placement: Any) -> tuple[int, int]:
+    """``(code, seed)`` of a built-in version 3 placement rule (a name of
+    :data:`heuristics.placement_rules.PLACEMENT_RULES`, or ``random:SEED``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown rule, or a user's rule (which runs in :mod:`heuristics.user_decode`).
+    """
+    entry = resolve_placement(placement)
+    if not entry.builtin:
+        raise ValueError(f"placement: {entry.name!r} is a user's rule; it does not run in the "
+                         "version 3 kernels (heuristics.user_decode runs it)")
+    base = entry.name.partition(":")[0]
+    if base in POLICY_RULES:
+        return compiled.FIRST + POLICY_RULES.index(base), entry.seed
+    return check_placement(base), 0
 
 
 def with_aux(rows: np.ndarray, rule: int, seed: int, sizes: np.ndarray) -> np.ndarray:

@@ -18,6 +18,7 @@ from instances import Instance
 from .free_state import FreeState
 from .placement_rules import PlacementRule
 from .scoring import choose_gpus, choose_node
+from .view import JobView
 
 __all__ = ["parallel_starts", "serial_starts"]
 
@@ -32,10 +33,10 @@ def _record(place: np.ndarray | None, j: int, nodes: list[int], gpus: list[int],
         place[j, span: span + len(gpus)] = gpus
 
 
-def _try(state: FreeState, entry: PlacementRule, j: int, s: int, place: np.ndarray | None,
-         span: int) -> bool:
-    """Place job ``j`` from ``s`` if the rule picks a node there; whether it did."""
-    job = state.job(j)
+def _try(state: FreeState, entry: PlacementRule, job: JobView, s: int,
+         place: np.ndarray | None, span: int) -> bool:
+    """Place ``job`` from ``s`` if the rule picks a node there; whether it did."""
+    j = job.index
     if state.multi[j]:
         nodes = state.whole_nodes(job, s)
         if not nodes:
@@ -62,8 +63,9 @@ def serial_starts(inst: Instance, order: np.ndarray, entry: PlacementRule, reser
     start = np.full(inst.num_jobs, -1, dtype=np.int64)
     last = inst.deadlines - inst.durations
     for j in np.asarray(order, dtype=np.int64).tolist():
+        job = state.job(j)
         for s in range(int(inst.releases[j]), int(last[j]) + 1):
-            if _try(state, entry, j, s, place, inst.max_span):
+            if _try(state, entry, job, s, place, inst.max_span):
                 start[j] = s
                 break
     return start
@@ -76,8 +78,9 @@ def parallel_starts(inst: Instance, order: np.ndarray, entry: PlacementRule, res
     start = np.full(inst.num_jobs, -1, dtype=np.int64)
     order = np.asarray(order, dtype=np.int64)
     rel, last = inst.releases[order], (inst.deadlines - inst.durations)[order]
+    jobs = [state.job(j) for j in range(inst.num_jobs)]
     for t in range(inst.horizon):
         for j in order[(start[order] < 0) & (rel <= t) & (last >= t)].tolist():
-            if _try(state, entry, j, t, place, inst.max_span):
+            if _try(state, entry, jobs[j], t, place, inst.max_span):
                 start[j] = t
     return start

@@ -76,7 +76,7 @@ class JobView(NamedTuple):
         packing experiment 0, 0 and 1.0.
     """
 
-    index: int
+    index: int  # type: ignore[assignment]  # the name section 14 gives it
     name: str
     gpus: int
     gpu_milli: int

@@ -33,7 +33,6 @@ from instances.packing import (
 from ..placement_rules import (
     BUILTIN_PACKING,
     FGD_POLICIES,
-    PLACEMENT_RULES,
     PlacementRule,
     resolve_placement,
 )
@@ -55,11 +54,13 @@ def check_policy(policy: Any) -> PlacementRule:
     ValueError
         For an unknown rule, or a built-in that runs only in time.
     """
-    if isinstance(policy, str) and ":" not in policy and policy not in PLACEMENT_RULES \
-            and policy != "firstfit":
-        raise ValueError(f"policy: unknown policy {policy!r}; known: {', '.join(POLICIES)} "
-                         "(random:SEED; MODULE:NAME for your own rule)")
-    entry = resolve_placement(policy)
+    try:
+        entry = resolve_placement(policy)
+    except ValueError:
+        if isinstance(policy, str) and ":" not in policy:  # say the packing policies only
+            raise ValueError(f"policy: unknown policy {policy!r}; known: {', '.join(POLICIES)} "
+                             "(random:SEED; MODULE:NAME for your own rule)") from None
+        raise
     if entry.builtin and "packing" not in entry.where:
         raise ValueError(f"policy: {entry.name!r} is a placement rule in time only; the packing "
                          f"policies are {', '.join(POLICIES)} and any user rule (MODULE:NAME)")

@@ -19,8 +19,9 @@ from numba import njit
 from instances.packing import GPU_MILLI, PackingArrays
 
 from ..placement_rules import PlacementRule
-from ..scoring import choose_gpus, choose_node, rule_error
+from ..scoring import choose_gpus, choose_node, default_gpus, rule_error
 from ..view import JobView, NodeView, readonly
+from .online import fits_all
 
 __all__ = ["CompiledJob", "run_compiled", "run_plain"]
 
@@ -33,7 +34,7 @@ class CompiledJob(NamedTuple):
     job accepts; all true for any); ``name`` is left out.
     """
 
-    index: int
+    index: int  # type: ignore[assignment]  # the name section 14 gives it
     gpus: int
     gpu_milli: int
     cpu_milli: int
@@ -45,22 +46,32 @@ class CompiledJob(NamedTuple):
 
 
 def _empty_state(a: PackingArrays) -> tuple[np.ndarray, ...]:
+    """``left`` (each GPU's free milli, -1 past a node's GPUs), free CPU and memory, and per
+    node its wholly free GPUs and the most free milli on one GPU (what :func:`.online.fits` reads)."""
     width = int(a.node_gpus.max(initial=0))
     left = np.full((a.node_gpus.size, width), -1, dtype=np.int64)
     left[np.arange(width)[None, :] < a.node_gpus[:, None]] = GPU_MILLI
-    return left, a.node_cpu.copy(), a.node_mem.copy()
+    most = np.where(a.node_gpus > 0, GPU_MILLI, 0).astype(np.int64)
+    return left, a.node_cpu.copy(), a.node_mem.copy(), a.node_gpus.copy(), most
 
 
-def _fits(a: PackingArrays, j: int, left: np.ndarray, cpu: np.ndarray, mem: np.ndarray,
-          out: np.ndarray) -> np.ndarray:
-    g, m = int(a.pod_gpus[j]), int(a.pod_milli[j])
-    np.logical_and(a.pod_allowed[j][a.node_model], cpu >= a.pod_cpu[j], out=out)
-    out &= mem >= a.pod_mem[j]
-    if g == 1 and m < GPU_MILLI:
-        out &= (left >= m).any(axis=1)
-    elif g > 0:
-        out &= (left == GPU_MILLI).sum(axis=1) >= g
-    return out
+@njit(cache=True)
+def _charge(n: int, milli: int, cpu_milli: int, memory_mib: int, gpus: np.ndarray,
+            left: np.ndarray, cpu: np.ndarray, mem: np.ndarray, full: np.ndarray,
+            most: np.ndarray) -> int:  # pragma: no cover (compiled)
+    """Place a pod on node ``n``'s GPUs ``gpus``; its GPUs as a bit mask."""
+    bits = 0
+    for i in gpus:
+        left[n, i] -= milli
+        bits |= 1 << i
+    cpu[n] -= cpu_milli
+    mem[n] -= memory_mib
+    count, hi = 0, 0
+    for i in range(left.shape[1]):
+        count += left[n, i] == GPU_MILLI
+        hi = max(hi, left[n, i])
+    full[n], most[n] = count, hi
+    return bits
 
 
 def run_plain(entry: PlacementRule, a: PackingArrays, names: tuple[str, ...],
@@ -72,7 +83,7 @@ def run_plain(entry: PlacementRule, a: PackingArrays, names: tuple[str, ...],
     node_of, gpus
         Per pod: its node (-1: failed or not in ``seq``) and its GPU indices.
     """
-    left, cpu, mem = _empty_state(a)
+    left, cpu, mem, full, most = state = _empty_state(a)
     fits = np.zeros(a.node_gpus.size, dtype=np.bool_)
     view = NodeView(readonly(a.node_gpus), readonly(a.node_cpu), readonly(a.node_mem),
                     readonly(a.node_model), readonly(left), readonly(cpu), readonly(mem),
@@ -80,16 +91,17 @@ def run_plain(entry: PlacementRule, a: PackingArrays, names: tuple[str, ...],
     node_of = np.full(a.pod_gpus.size, -1, dtype=np.int64)
     taken: list[list[int]] = [[] for _ in range(a.pod_gpus.size)]
     for j in seq.tolist():
-        _fits(a, j, left, cpu, mem, fits)
+        if not fits_all(j, a.pod_gpus, a.pod_milli, a.pod_cpu, a.pod_mem, a.pod_allowed,
+                        a.node_model, cpu, mem, full, most, fits):
+            continue
         job = JobView(j, names[j], int(a.pod_gpus[j]), int(a.pod_milli[j]), int(a.pod_cpu[j]),
                       int(a.pod_mem[j]), models[j] or None)
-        n = choose_node(entry, view, job) if fits.any() else -1
+        n = choose_node(entry, view, job)
         if n < 0:
             continue
         gpus = choose_gpus(entry, view, job, n)
-        left[n, gpus] -= GPU_MILLI if job.gpu_milli >= GPU_MILLI else job.gpu_milli
-        cpu[n] -= job.cpu_milli
-        mem[n] -= job.memory_mib
+        _charge(n, job.gpu_milli if job.gpus else 0, job.cpu_milli, job.memory_mib,
+                np.array(gpus, dtype=np.int64), *state)
         node_of[j] = n
         taken[j] = gpus
     return node_of, taken
@@ -99,35 +111,21 @@ def run_plain(entry: PlacementRule, a: PackingArrays, names: tuple[str, ...],
 def _compiled_loop(score: Any, seq: np.ndarray, pod_gpus: np.ndarray, pod_milli: np.ndarray,
                    pod_cpu: np.ndarray, pod_mem: np.ndarray, pod_allowed: np.ndarray,
                    node_gpus: np.ndarray, node_cpu: np.ndarray, node_mem: np.ndarray,
-                   node_model: np.ndarray, models: Any) -> tuple[np.ndarray, np.ndarray, int]:
+                   node_model: np.ndarray, models: Any, left: np.ndarray, cpu: np.ndarray,
+                   mem: np.ndarray, full: np.ndarray,
+                   most: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     # pragma: no cover (compiled; held to run_plain in the tests)
     # returns the pods' nodes and GPU masks, and the first pod whose scores had the wrong
     # length (-1: none), since compiled code cannot raise a message naming the pod
     n_nodes = node_gpus.shape[0]
-    width = 0
-    for n in range(n_nodes):
-        width = max(width, node_gpus[n])
-    left = np.full((n_nodes, width), -1, dtype=np.int64)
-    for n in range(n_nodes):
-        left[n, :node_gpus[n]] = GPU_MILLI
-    cpu = node_cpu.copy()
-    mem = node_mem.copy()
-    full = node_gpus.copy()  # wholly free GPUs of each node
-    most = np.where(node_gpus > 0, GPU_MILLI, 0)  # the most free milli on one GPU of each node
     fits = np.zeros(n_nodes, dtype=np.bool_)
     node_of = np.full(pod_gpus.shape[0], -1, dtype=np.int64)
     mask = np.zeros(pod_gpus.shape[0], dtype=np.int64)
     for j in seq:
-        g, m = pod_gpus[j], pod_milli[j]
-        shared = g == 1 and m < GPU_MILLI
-        anyfit = False
-        for n in range(n_nodes):
-            ok = (pod_allowed[j, node_model[n]] & (cpu[n] >= pod_cpu[j]) & (mem[n] >= pod_mem[j])
-                  & ((g == 0) | (shared & (most[n] >= m)) | (~shared & (full[n] >= g))))
-            fits[n] = ok
-            anyfit = anyfit | ok
-        if not anyfit:
+        if not fits_all(j, pod_gpus, pod_milli, pod_cpu, pod_mem, pod_allowed, node_model, cpu,
+                        mem, full, most, fits):
             continue
+        g, m = pod_gpus[j], pod_milli[j]
         view = NodeView(node_gpus, node_cpu, node_mem, node_model, left, cpu, mem, fits,
                         models, -1)
         job = CompiledJob(j, g, m, pod_cpu[j], pod_mem[j], pod_allowed[j], 0, 0, 1.0)
@@ -136,36 +134,14 @@ def _compiled_loop(score: Any, seq: np.ndarray, pod_gpus: np.ndarray, pod_milli:
             return node_of, mask, j
         best, best_s = -1, -np.inf
         for n in range(n_nodes):
-            s = scores[n]
-            if fits[n] and s > best_s:  # NaN and -inf never compare greater
-                best, best_s = n, s
+            if fits[n] and scores[n] > best_s:  # NaN and -inf never compare greater
+                best, best_s = n, scores[n]
         if best < 0:
             continue
-        n = best
-        bits = 0
-        if shared:
-            i_best = -1
-            for i in range(node_gpus[n]):
-                if left[n, i] >= m and (i_best < 0 or left[n, i] < left[n, i_best]):
-                    i_best = i
-            left[n, i_best] -= m
-            bits = 1 << i_best
-        elif g > 0:
-            taken = 0
-            for i in range(node_gpus[n]):
-                if taken < g and left[n, i] == GPU_MILLI:
-                    left[n, i] = 0
-                    bits |= 1 << i
-                    taken += 1
-        cpu[n] -= pod_cpu[j]
-        mem[n] -= pod_mem[j]
-        count, hi = 0, 0
-        for i in range(node_gpus[n]):
-            count += left[n, i] == GPU_MILLI
-            hi = max(hi, left[n, i])
-        full[n], most[n] = count, hi
-        node_of[j] = n
-        mask[j] = bits
+        gpus = default_gpus(left[best], g, m)
+        mask[j] = _charge(best, m if g else 0, pod_cpu[j], pod_mem[j], gpus, left, cpu, mem,
+                          full, most)
+        node_of[j] = best
     return node_of, mask, -1
 
 
@@ -176,15 +152,15 @@ def run_compiled(entry: PlacementRule, a: PackingArrays, names: tuple[str, ...],
     Raises
     ------
     ValueError
-        Naming the rule and the pod, when the rule's scores have the wrong
-        length or a ``+inf``, or the rule does not compile for the view.
+        Naming the rule and the pod when the rule's scores have the wrong
+        length; naming the rule when it does not compile for the view or raises.
     """
     loop: Any = _compiled_loop
     try:
         node_of, mask, bad = loop(entry.score, np.ascontiguousarray(seq, dtype=np.int64),
-                                        a.pod_gpus, a.pod_milli, a.pod_cpu, a.pod_mem,
-                                        a.pod_allowed, a.node_gpus, a.node_cpu, a.node_mem,
-                                        a.node_model, a.models)
+                                  a.pod_gpus, a.pod_milli, a.pod_cpu, a.pod_mem, a.pod_allowed,
+                                  a.node_gpus, a.node_cpu, a.node_mem, a.node_model, a.models,
+                                  *_empty_state(a))
     except Exception as exc:  # a typing error inside the user's compiled rule
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(f"placement: rule {entry.name!r} does not run compiled on the view "

@@ -21,7 +21,7 @@ from instances.packing.frag import node_frag_shapes
 
 from .scores import bestfit_score, clustering_score, dotprod_score, fgd_score, packing_score
 
-__all__ = ["POLICY_CODES", "run_online"]
+__all__ = ["POLICY_CODES", "fits", "fits_all", "run_online"]
 
 POLICY_CODES: dict[str, int] = {
     "random": 0, "dotprod": 1, "clustering": 2, "packing": 3, "bestfit": 4, "fgd": 5,
@@ -33,7 +33,7 @@ RANDOM, DOTPROD, CLUSTERING, PACKING, BESTFIT, FGD, FIRSTFIT = range(7)
 
 
 @njit(cache=True, inline="always")
-def _fits(j: int, n: int, pod_gpus: np.ndarray, pod_milli: np.ndarray, pod_cpu: np.ndarray,
+def fits(j: int, n: int, pod_gpus: np.ndarray, pod_milli: np.ndarray, pod_cpu: np.ndarray,
           pod_mem: np.ndarray, pod_allowed: np.ndarray, node_model: np.ndarray,
           cpu: np.ndarray, mem: np.ndarray, full: np.ndarray,
           maxleft: np.ndarray) -> bool:  # pragma: no cover (compiled)
@@ -42,6 +42,20 @@ def _fits(j: int, n: int, pod_gpus: np.ndarray, pod_milli: np.ndarray, pod_cpu: 
     shared = (g == 1) & (m < GPU_MILLI)
     gpu_ok = (g == 0) | (shared & (maxleft[n] >= m)) | (~shared & (full[n] >= g))
     return pod_allowed[j, node_model[n]] & (cpu[n] >= pod_cpu[j]) & (mem[n] >= pod_mem[j]) & gpu_ok
+
+
+@njit(cache=True)
+def fits_all(j: int, pod_gpus: np.ndarray, pod_milli: np.ndarray, pod_cpu: np.ndarray,
+             pod_mem: np.ndarray, pod_allowed: np.ndarray, node_model: np.ndarray,
+             cpu: np.ndarray, mem: np.ndarray, full: np.ndarray, maxleft: np.ndarray,
+             out: np.ndarray) -> bool:  # pragma: no cover (compiled)
+    """:func:`fits` of pod ``j`` on every node, into ``out``; whether any node fits."""
+    some = False
+    for n in range(out.shape[0]):
+        out[n] = fits(j, n, pod_gpus, pod_milli, pod_cpu, pod_mem, pod_allowed, node_model,
+                      cpu, mem, full, maxleft)
+        some |= out[n]
+    return some
 
 
 @njit(cache=True)
@@ -104,13 +118,13 @@ def run_online(policy: int, order: np.ndarray, pod_gpus: np.ndarray, pod_milli: 
         if policy == RANDOM:
             count = 0
             for n in range(n_nodes):
-                if _fits(j, n, pod_gpus, pod_milli, pod_cpu, pod_mem, pod_allowed, node_model,
+                if fits(j, n, pod_gpus, pod_milli, pod_cpu, pod_mem, pod_allowed, node_model,
                          cpu, mem, full, maxleft):
                     count += 1
             if count > 0:
                 pick = min(int(u_node[j] * count), count - 1)
                 for n in range(n_nodes):
-                    if _fits(j, n, pod_gpus, pod_milli, pod_cpu, pod_mem, pod_allowed,
+                    if fits(j, n, pod_gpus, pod_milli, pod_cpu, pod_mem, pod_allowed,
                              node_model, cpu, mem, full, maxleft):
                         if pick == 0:
                             best = n
@@ -118,7 +132,7 @@ def run_online(policy: int, order: np.ndarray, pod_gpus: np.ndarray, pod_milli: 
                         pick -= 1
         else:
             for n in range(n_nodes):
-                if not _fits(j, n, pod_gpus, pod_milli, pod_cpu, pod_mem, pod_allowed,
+                if not fits(j, n, pod_gpus, pod_milli, pod_cpu, pod_mem, pod_allowed,
                              node_model, cpu, mem, full, maxleft):
                     continue
                 if policy == FIRSTFIT:

@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from packing_cases import OPENB_NODES_CSV, OPENB_PODS_CSV
 
 from gpusched.plots_packing import POLICY_LINES, bound_line, plot_packing, plot_unallocated
 from gpusched.tables.packing import (
@@ -170,14 +171,8 @@ def test_pack_writes_no_bound_note_without_bound(tmp_path) -> None:
     """``gpusched pack openb`` without ``--bound``: table.md has no bound row and no note on it."""
     from gpusched.cli import main
 
-    nodes = ("sn,cpu_milli,memory_mib,gpu,model\n"
-             + "".join(f"n{i},{16000 * (1 + i % 3)},65536,{(1, 2, 4, 8)[i % 4]},{'AB'[i % 2]}\n"
-                       for i in range(8)))
-    pods = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
-            "p0,1000,1024,1,500,\np1,2000,2048,2,1000,\np3,1000,1024,1,1000,A\n"
-            "p4,3000,4096,1,250,\np5,6000,8192,4,1000,\n")
-    (tmp_path / "nodes.csv").write_text(nodes)
-    (tmp_path / "pods.csv").write_text(pods)
+    (tmp_path / "nodes.csv").write_text(OPENB_NODES_CSV)
+    (tmp_path / "pods.csv").write_text(OPENB_PODS_CSV)
     out = tmp_path / "res"
     assert main(["pack", "openb", "--pods", str(tmp_path / "pods.csv"), "--nodes",
                  str(tmp_path / "nodes.csv"), "--seeds", "0-1", "--policies", "fgd,packing",

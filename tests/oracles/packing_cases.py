@@ -42,3 +42,14 @@ def random_packing(seed: int, nodes: int = 6, pods: int = 40) -> Packing:
         else:
             ps.append(Pod(f"p{j}", int(rng.choice([1, 1, 2, 4, 8])), 1000, cpu, mem, models))
     return Packing(f"rand-{seed}", tuple(ns), tuple(ps))
+
+
+OPENB_NODES_CSV = ("sn,cpu_milli,memory_mib,gpu,model\n"
+                   + "".join(f"n{i},{16000 * (1 + i % 3)},65536,{(1, 2, 4, 8)[i % 4]},{'AB'[i % 2]}\n"
+                             for i in range(8)))
+"""Eight openb-format nodes of 1, 2, 4 and 8 GPUs, models A and B (a small `pack openb --nodes`)."""
+
+OPENB_PODS_CSV = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
+                  "p0,1000,1024,1,500,\np1,2000,2048,2,1000,\np2,500,512,0,0,\np3,1000,1024,1,1000,A\n"
+                  "p4,3000,4096,1,250,\np5,6000,8192,4,1000,\np6,1000,1024,1,700,B\n")
+"""Seven openb-format pods: shares, whole GPUs, a CPU-only pod, model-bound pods."""

@@ -6,17 +6,13 @@ import json
 
 import pandas as pd
 import pytest
+from packing_cases import OPENB_NODES_CSV, OPENB_PODS_CSV
 
 from gpusched.cli import main
 from gpusched.sweep.packing import PackCell, load_pack_rows, run_pack_cells
 from gpusched.tables.packing import PACK_COLUMNS
 
-NODES = ("sn,cpu_milli,memory_mib,gpu,model\n"
-         + "".join(f"n{i},{16000 * (1 + i % 3)},65536,{(1, 2, 4, 8)[i % 4]},{'AB'[i % 2]}\n"
-                   for i in range(8)))
-PODS = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
-        "p0,1000,1024,1,500,\np1,2000,2048,2,1000,\np2,500,512,0,0,\np3,1000,1024,1,1000,A\n"
-        "p4,3000,4096,1,250,\np5,6000,8192,4,1000,\np6,1000,1024,1,700,B\n")
+NODES, PODS = OPENB_NODES_CSV, OPENB_PODS_CSV
 
 
 @pytest.fixture
