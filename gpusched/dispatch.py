@@ -39,6 +39,7 @@ def solve(inst: Instance, method: str, *, time_limit: float | None = None, **par
         For an unknown method or parameter.
     """
     if method in EXACT_METHODS:
+        heuristics.refuse_user_placement(method, params.get("placement"))
         import matheuristics
 
         return matheuristics.solve_milp(

@@ -48,7 +48,8 @@ compile_clock.install()  # runtimes leave out kernel compiling and cache loading
 __all__ = [
     "DESCRIPTIONS", "ENTRY_POINT_GROUP", "METHODS", "PLACEMENT_RULES", "RULES",
     "USER_PLACEMENT_METHODS", "MethodSpec", "backfill", "decoder", "fifo", "finish", "listsched",
-    "load_plugins", "placement", "profile", "register", "register_placement", "register_rule",
+    "load_plugins", "placement", "profile", "refuse_user_placement", "register",
+    "register_placement", "register_rule",
     "resolve_placement", "rules", "search", "solve", "start_value",
 ]
 
@@ -112,7 +113,7 @@ USER_PLACEMENT_METHODS: tuple[str, ...] = ("list", "list-peak", "parallel", "sam
 """The methods in time that take a user's placement rule (section 14 of the specification)."""
 
 
-def _refuse_user_placement(method: str, placement: Any) -> None:
+def refuse_user_placement(method: str, placement: Any) -> None:
     """A :class:`ValueError` when ``method`` is given a user's placement rule it cannot run."""
     if placement is None or method in USER_PLACEMENT_METHODS:
         return
@@ -141,7 +142,7 @@ def solve(inst: Instance, method: str, **params: Any) -> Result:
     ValueError
         For an unknown method or parameter, or a parameter of the wrong type.
     """
-    _refuse_user_placement(method, params.get("placement"))
+    refuse_user_placement(method, params.get("placement"))
     fn = METHODS.get(method)
     if fn is None:
         hint = "" if entry_points(group=ENTRY_POINT_GROUP) else (

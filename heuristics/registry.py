@@ -51,8 +51,8 @@ class Registry(MutableMapping[str, V]):
         with self._lock:
             if self._loaded:
                 return []
-            # an import error propagates: a broken plugin is not optional
-            loaded = [(ep.name, ep.load()) for ep in entry_points(group=self.group)]
+            # a broken plugin is not optional: it stops the load, one line naming it
+            loaded = [(ep.name, _load(ep, self.group)) for ep in entry_points(group=self.group)]
             for name, obj in loaded:
                 if self._check is not None:
                     self._check(name, obj)
@@ -93,6 +93,16 @@ class Registry(MutableMapping[str, V]):
     def holds(self, name: str) -> bool:
         """Whether ``name`` is registered, without loading the plugins."""
         return name in self._data
+
+
+def _load(ep: object, group: str) -> object:
+    """An entry point's object; a plugin that does not load is a :class:`ValueError` naming it."""
+    try:
+        return ep.load()  # type: ignore[attr-defined,no-any-return]
+    except Exception as exc:  # whatever a broken plugin raises on import
+        raise ValueError(f"{group}: entry point {getattr(ep, 'name', ep)!r} = "
+                         f"{getattr(ep, 'value', '?')!r} does not load "
+                         f"({type(exc).__name__}: {exc})") from exc
 
 
 def import_object(spec: str, field: str) -> object:

@@ -282,3 +282,26 @@ def test_a_bad_priority_key_names_the_rule(key, match):
     with pytest.raises(ValueError, match=match) as e:
         list_schedule(V2[0], rule=key)
     assert "<lambda>" in str(e.value)
+
+
+def test_the_exact_methods_refuse_a_user_rule_too():
+    import gpusched
+
+    with pytest.raises(ValueError, match="not yet in 'milp'"):
+        gpusched.solve(V2[0], "milp", placement=first_node, time_limit=5)
+
+
+def test_a_plugin_that_does_not_load_is_one_line_naming_it(monkeypatch):
+    class Broken:
+        name, value = "mine", "nowhere:rule"
+
+        def load(self):
+            raise ImportError("No module named 'nowhere'")
+
+    monkeypatch.setattr(PLACEMENT_RULES, "_data", dict(PLACEMENT_RULES._data))
+    monkeypatch.setattr(PLACEMENT_RULES, "_loaded", False)
+    monkeypatch.setattr(heuristics.registry, "entry_points", lambda group: [Broken()])
+    with pytest.raises(ValueError, match=r"gpusched.placements: entry point 'mine' = "
+                                         r"'nowhere:rule' does not load \(ImportError") as e:
+        resolve_placement("mine")
+    assert "\n" not in str(e.value)
