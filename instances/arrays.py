@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from .objective import worth_terms
 from .resources import gpu_amounts, jobs_use_resources, shares_gpus
 
 __all__ = ["InstanceArrays", "Reservation"]
@@ -35,6 +36,7 @@ class InstanceArrays:
         jobs: tuple[Any, ...]
         slot_hours: float
         nodes: tuple[Any, ...] | None
+        objective: str
 
     @cached_property
     def demand(self) -> np.ndarray:
@@ -92,6 +94,27 @@ class InstanceArrays:
             self.priorities * gpu_amounts(self) * self.durations * self.slot_hours,  # type: ignore[arg-type]
             np.float64,
         )
+
+    @cached_property
+    def worth_base(self) -> np.ndarray:
+        """What running each job adds to the worth before its start's share, read-only
+        (:func:`instances.objective.worth_terms`; ``job_values`` under ``value``).
+        """
+        return _readonly(self._worth_terms[0], np.float64)
+
+    @cached_property
+    def worth_slope(self) -> np.ndarray:
+        """What each slot of delay takes from a job's worth, read-only (0 under ``value``)."""
+        return _readonly(self._worth_terms[1], np.float64)
+
+    @property
+    def worth_offset(self) -> float:
+        """The worth of running no job (0 under ``value``, ``-F`` of all censored under ``flow``)."""
+        return self._worth_terms[2]
+
+    @cached_property
+    def _worth_terms(self) -> tuple[np.ndarray, np.ndarray, float]:
+        return worth_terms(self)  # type: ignore[arg-type]
 
     @cached_property
     def job_index(self) -> Mapping[str, int]:

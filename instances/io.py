@@ -306,6 +306,7 @@ def instance_from_dict(data: Any) -> Instance:
         slot_hours=data.get("slot_hours", 1.0),
         meta=dict(data.get("meta", {})),
         nodes=None if data.get("nodes") is None else nodes,
+        objective=data.get("objective", "value"),
     )
 
 
@@ -317,6 +318,7 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
         "num_gpus": inst.num_gpus,
         "horizon": inst.horizon,
         "slot_hours": inst.slot_hours,
+        **({"objective": inst.objective} if inst.objective != "value" else {}),
         "services": [
             {"name": s.name, "priority": s.priority, "demand": list(s.demand)}
             for s in inst.services

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .arrays import InstanceArrays
+from .objective import OBJECTIVES
 from .resources import check_instance_resources, check_job_fields, check_node_fields
 
 __all__ = [
@@ -287,6 +288,10 @@ class Instance(InstanceArrays):
         Free-form provenance (family, seed, parameters), ignored by equality.
     nodes
         The nodes the GPUs sit on, summing to ``num_gpus``; ``None``: one flat pool.
+    objective
+        What a schedule is worth: ``value`` (maximise ``V``) or ``flow`` (minimise the
+        weighted flow time, jobs not run censored at the horizon); see
+        :mod:`instances.objective`.
 
     Raises
     ------
@@ -302,9 +307,13 @@ class Instance(InstanceArrays):
     slot_hours: float = 1.0
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
     nodes: tuple[Node, ...] | None = None
+    objective: str = "value"
 
     def __post_init__(self) -> None:
         _check_name("name", self.name)
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective: must be one of {', '.join(OBJECTIVES)}, "
+                             f"got {self.objective!r}")
         if not isinstance(self.meta, Mapping):
             raise ValueError(f"meta: must be a mapping, got {self.meta!r}")
         G = _check_int("num_gpus", self.num_gpus, lo=1, hi=MAX_GPUS)
