@@ -7,6 +7,7 @@ node lists ship with the package (:func:`shipped`, or ``"openb:default"``).
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping, Sequence
 from importlib import resources
@@ -19,7 +20,9 @@ from .cluster import OPENB_CLUSTER_SLOT_MINUTES, OPENB_TRACE_DAYS, openb_cluster
 from .nodes import placeable, read_node_resources, read_nodes, select_nodes
 
 __all__ = [
+    "CLUSTER_FORMATS",
     "FORMATS",
+    "ITP_CLUSTERS",
     "OPENB_CLUSTER_SLOT_MINUTES",
     "OPENB_TRACE_DAYS",
     "REASONS",
@@ -39,23 +42,48 @@ FORMATS: dict[str, str] = {
     "philly": "Microsoft Philly cluster_job_log (JSON)",
     "helios": "HeliosData cluster_log.csv",
     "pai": "Alibaba cluster-trace-gpu-v2020 pai_job_table with pai_task_table",
+    "itp": "Microsoft ITP cluster CSV (the ElasticFlow traces)",
+    "philly-csv": "Microsoft Philly as the Pollux and Sia artifacts ship it (CSV)",
 }
 """Format name -> what it reads."""
 
+_READERS: dict[str, tuple[str, str]] = {
+    "swf": (".swf", "from_swf"),
+    "openb": (".openb", "from_openb"),
+    "philly": (".philly", "from_philly"),
+    "helios": (".helios", "from_helios"),
+    "pai": (".pai", "from_pai"),
+    "itp": (".arrivals", "from_itp"),
+    "philly-csv": (".arrivals", "from_philly_csv"),
+}
+"""Format name -> (module, function) of its reader ``(path, options, **extra) -> Instance``,
+imported on first use."""
+
+CLUSTER_FORMATS: tuple[str, ...] = ("philly-csv",)
+"""Formats whose rows name a virtual cluster that ``cluster=`` selects."""
+
+ITP_CLUSTERS: tuple[str, ...] = tuple(f"cluster{k:02d}" for k in range(1, 11))
+"""The shipped ITP clusters (``"itp:cluster04"``)."""
+
 _SHIPPED = {
-    "openb:default": "openb_pod_list_default.csv",
-    "openb:nodes": "openb_node_list_gpu_node.csv",
+    "openb:default": "openb/openb_pod_list_default.csv",
+    "openb:nodes": "openb/openb_node_list_gpu_node.csv",
+    **{f"itp:{c}": f"arrivals/itp/{c}.csv.gz" for c in ITP_CLUSTERS},
+    "philly-csv:default": "arrivals/philly/philly.csv.gz",
 }
 
 
 def shipped(name: str = "openb:default") -> Path:
     """Path of a shipped trace file: ``"openb:default"`` (the 8,152 pods of
-    cluster-trace-gpu-v2023) or ``"openb:nodes"`` (its 1,213 GPU nodes); the
-    attribution and terms are in ``instances/data/openb/README.md``.
+    cluster-trace-gpu-v2023), ``"openb:nodes"`` (its 1,213 GPU nodes),
+    ``"itp:cluster01"`` to ``"itp:cluster10"`` (Microsoft ITP, gzip) or
+    ``"philly-csv:default"`` (Microsoft Philly as Pollux ships it, gzip); the
+    attribution and terms are in ``instances/data/openb/README.md`` and
+    ``instances/data/arrivals/README.md``.
     """
     if name not in _SHIPPED:
         raise ValueError(f"shipped: unknown name {name!r}; known: {', '.join(_SHIPPED)}")
-    return Path(str(resources.files("instances").joinpath(f"data/openb/{_SHIPPED[name]}")))
+    return Path(str(resources.files("instances").joinpath(f"data/{_SHIPPED[name]}")))
 
 
 def _resolve(path: str | os.PathLike[str]) -> str:
@@ -82,6 +110,9 @@ def from_trace(
     tasks: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
     resources: str = "gpus",
+    drain: float = 0.0,
+    cluster: str | None = None,
+    load: float = 1.0,
 ) -> Instance:
     """Import one window of a trace file as an instance (the rules: docs/traces.md).
 
@@ -93,10 +124,14 @@ def from_trace(
         The trace file (``"openb:default"``: the shipped pods; ``pai``: the job
         table or a folder holding both tables).
     start
-        Window start in the trace's seconds (philly and helios take a date-time
-        too); default the earliest submit.
+        Window start in the trace's seconds (philly, philly-csv and helios take a
+        date-time too, read as UTC); default the earliest submit (with ``cluster``,
+        of that cluster's rows).
     hours, slot_minutes
-        Window and slot length; ``T = ceil(3600 hours / (60 slot_minutes))``.
+        Submit window and slot length.
+    drain
+        Hours added to the horizon after the submit window, so that the jobs submitted
+        in it can end: ``T = ceil(3600 (hours + drain) / (60 slot_minutes))``.
     num_gpus
         Pool size; with ``nodes``, the part of the node list taken
         (:func:`select_nodes`). Default: all the nodes, else the largest job.
@@ -118,6 +153,12 @@ def from_trace(
     resources
         ``"gpus"`` (GPU counts only) or ``"full"`` (openb with nodes, model
         version 3: shares, GPU models, CPU and memory of pods and nodes).
+    cluster
+        philly-csv: keep the rows of this virtual cluster, the others skipped and
+        counted as ``other_cluster`` (default: every cluster).
+    load
+        Arrival-rate factor: a submit time's distance from the window's start is
+        divided by it (2 doubles the rate: the window takes ``2 * hours`` of the trace).
 
     Returns
     -------
@@ -143,6 +184,11 @@ def from_trace(
             raise ValueError(f"start: {e}") from None
     if resources == "full" and format != "openb":
         raise ValueError(f"resources: 'full' is for the openb format, got format {format!r}")
+    if cluster is not None and format not in CLUSTER_FORMATS:
+        raise ValueError(
+            f"cluster: a virtual-cluster filter is for the {', '.join(CLUSTER_FORMATS)} "
+            f"format, got format {format!r}"
+        )
     node_list: tuple[tuple[str, int], ...] | None = None
     source: str | None = None
     node_res = None
@@ -158,21 +204,14 @@ def from_trace(
         start=start, hours=hours, slot_minutes=slot_minutes, num_gpus=num_gpus,
         nodes=node_list, nodes_source=source, priorities=priorities, service=service,
         max_jobs=max_jobs, skip_bad=skip_bad, progress=progress, resources=resources,
-        node_resources=node_res,
+        node_resources=node_res, drain=drain, load=load, cluster=cluster,
     )
-    reader: Any
+    extra: tuple[Any, ...] = ()
     if format == "swf":
-        from .swf import from_swf
-
-        return from_swf(p, opts, procs_per_gpu)  # type: ignore[no-any-return]
-    if format == "pai":
-        from .pai import from_pai
-
-        return from_pai(p, opts, None if tasks is None else os.fspath(tasks))  # type: ignore[no-any-return]
-    if format == "openb":
-        from .openb import from_openb as reader
-    elif format == "philly":
-        from .philly import from_philly as reader
-    else:
-        from .helios import from_helios as reader
-    return reader(p, opts)  # type: ignore[no-any-return]
+        extra = (procs_per_gpu,)
+    elif format == "pai":
+        extra = (None if tasks is None else os.fspath(tasks),)
+    module, function = _READERS[format]
+    reader = getattr(importlib.import_module(module, __name__), function)
+    inst: Instance = reader(p, opts, *extra)
+    return inst

@@ -70,6 +70,9 @@ class Options:
     progress: bool | None = None
     resources: str = "gpus"
     node_resources: Mapping[str, tuple[str | None, int | None, int | None]] | None = None
+    drain: float = 0.0
+    load: float = 1.0
+    cluster: str | None = None
 
     def __post_init__(self) -> None:
         if self.resources not in RESOURCES:
@@ -91,9 +94,20 @@ class Options:
                 math.isfinite(v) and v > 0
             ):
                 raise ValueError(f"{key}: must be a finite number > 0, got {v!r}")
+        if isinstance(self.drain, bool) or not isinstance(self.drain, (int, float)) or not (
+            math.isfinite(self.drain) and self.drain >= 0
+        ):
+            raise ValueError(f"drain: must be a finite number of hours >= 0, got {self.drain!r}")
+        if isinstance(self.load, bool) or not isinstance(self.load, (int, float)) or not (
+            math.isfinite(self.load) and self.load > 0
+        ):
+            raise ValueError(f"load: must be a finite number > 0, got {self.load!r}")
+        if self.cluster is not None and (not isinstance(self.cluster, str) or not self.cluster.strip()):
+            raise ValueError(f"cluster: must be a non-empty virtual-cluster id, got {self.cluster!r}")
         if self.horizon > MAX_HORIZON:
+            drained = f" and a drain of {self.drain}" if self.drain else ""
             raise ValueError(
-                f"hours: {self.hours} hours of {self.slot_minutes}-minute slots is "
+                f"hours: {self.hours} hours{drained} of {self.slot_minutes}-minute slots is "
                 f"{self.horizon} slots, over {MAX_HORIZON}"
             )
         for key in ("num_gpus", "max_jobs"):
@@ -121,8 +135,17 @@ class Options:
 
     @property
     def horizon(self) -> int:
-        """``T = ceil(3600 * hours / L)``."""
-        return math.ceil(self.span / self.slot_seconds)
+        """``T = ceil(3600 * (hours + drain) / L)``: the submit window and the drain after it."""
+        if not self.drain:
+            return math.ceil(self.span / self.slot_seconds)
+        return math.ceil(3600.0 * (self.hours + self.drain) / self.slot_seconds)
+
+    def offsets(self, submit: np.ndarray, start: float) -> np.ndarray:
+        """Seconds from the window's start on the window's clock: ``(submit - start) / load``
+        (``submit - start`` itself at load 1); a record is in the window when this is in
+        ``[0, 3600 * hours)`` and its release is ``floor(offset / L)``."""
+        d = submit - start
+        return d if self.load == 1 else d / self.load
 
 
 @dataclass
@@ -186,6 +209,8 @@ class Importer:
     _kept: int = 0
     _min: float = math.inf
     _pruned_at: int = 0
+    first_skips: dict[str, int] = field(default_factory=dict)
+    """Records skipped before section 9's reasons (``other_cluster``), by reason, in order."""
 
     def where(self, line: int, what: str) -> str:
         """``"<file>: line <n>: <what>"``, the prefix of every message about a record."""
@@ -206,6 +231,12 @@ class Importer:
         if len(self.bad_messages) < MAX_BAD_MESSAGES:
             self.bad_messages.append(msg)
 
+    def skip(self, reason: str, n: int = 1) -> None:
+        """Count ``n`` records as read and skipped under ``reason``, a reason tried before
+        section 9's (:attr:`first_skips`)."""
+        self.read += n
+        self.first_skips[reason] = self.first_skips.get(reason, 0) + n
+
     def add(self, rec: Records) -> None:
         """Count ``rec`` as read and keep the records that can be in the window."""
         n = len(rec)
@@ -214,14 +245,20 @@ class Importer:
         self.read += n
         span = self.options.span
         sub = rec.submit
+        load = self.options.load
         if self.options.start is not None:
             lo = self.options.start
-            mask = (sub >= lo) & (sub < lo + span)
+            if load == 1:
+                mask = (sub >= lo) & (sub < lo + span)
+            else:
+                off = self.options.offsets(sub, lo)
+                mask = (off >= 0) & (off < span)
         else:
             # The window starts at the earliest submit of the whole file: keep what
             # can still fall inside it (below the running minimum plus the span).
             self._min = min(self._min, float(sub.min()))
-            mask = sub < self._min + span
+            mask = sub < self._min + span if load == 1 else self.options.offsets(
+                sub, self._min) < span
         if mask.any():
             part = rec if mask.all() else rec.take(mask)
             self._parts.append(part)
@@ -230,8 +267,12 @@ class Importer:
                 self._prune()
 
     def _prune(self) -> None:
-        hi = self._min + self.options.span
-        self._parts = [p.take(p.submit < hi) for p in self._parts]
+        o = self.options
+        if o.load == 1:
+            hi = self._min + o.span
+            self._parts = [p.take(p.submit < hi) for p in self._parts]
+        else:
+            self._parts = [p.take(o.offsets(p.submit, self._min) < o.span) for p in self._parts]
         self._kept = sum(len(p) for p in self._parts)
         self._pruned_at = self._kept
 
@@ -257,7 +298,8 @@ class Importer:
         """
         o = self.options
         counts = dict.fromkeys(REASONS, 0)
-        counts["window"] = self.read - self.bad_count - len(cand)
+        first = dict(self.first_skips)
+        counts["window"] = self.read - self.bad_count - sum(first.values()) - len(cand)
         if self.read == 0:
             raise ValueError(f"{self.path}: no records")
         start = self.start if math.isfinite(self.start) else 0.0
@@ -291,7 +333,7 @@ class Importer:
             has_run = np.isfinite(run) & (run > 0)
         dur = np.where(has_run, np.maximum(1, np.ceil(np.where(has_run, run, 1.0) / L)), 0)
         dur = dur.astype(np.int64)
-        release = np.floor((cand.submit - start) / L).astype(np.int64)
+        release = np.floor(o.offsets(cand.submit, start) / L).astype(np.int64)
         ends = release + dur <= T
 
         reasons = [
@@ -308,14 +350,14 @@ class Importer:
         if o.max_jobs is not None and idx.size > o.max_jobs:
             counts["max_jobs"] = int(idx.size - o.max_jobs)
             idx = idx[: o.max_jobs]
-        skipped = {**counts, "bad": self.bad_count}
+        skipped = {**first, **counts, "bad": self.bad_count}
         kept = int(idx.size)
         assert kept + sum(skipped.values()) == self.read, (kept, skipped, self.read)
         if kept == 0:
             detail = ", ".join(f"{k} {v}" for k, v in skipped.items() if v)
             raise ValueError(
                 f"{self.path}: no usable job in the window [{_num(start)}, "
-                f"{_num(start + o.span)}) of {self.read} records (skipped: {detail})"
+                f"{_num(start + o.span * o.load)}) of {self.read} records (skipped: {detail})"
             )
 
         names = [_text(x) for x in cand.names[idx]]
@@ -356,6 +398,9 @@ class Importer:
             "service": o.service,
             "max_jobs": o.max_jobs,
         }
+        for key, v, default in (("drain", o.drain, 0), ("load", o.load, 1), ("cluster", o.cluster, None)):
+            if v != default:
+                meta[key] = v
         if selected is not None:
             meta["nodes"] = [[n, g] for n, g in selected]
         if o.resources != "gpus":
