@@ -15,6 +15,7 @@ from ..nodes import openb_node_counts
 from ..resources import FULL_GPU_MILLI
 from ..servegen import servegen_hourly_rps
 from ..traces.cluster import OPENB_TRACE_DAYS
+from .arrivals import itp_window, philly_window
 from .generators import KindSpec, daily_curve, draw_jobs, expected_job_area
 from .openb_shapes import openb_shares
 
@@ -327,6 +328,8 @@ GENERATORS: dict[str, Callable[..., Instance]] = {
     "trace-servegen": _trace_servegen,
     "openb-day": _openb_day,
     "openb-shares": openb_shares,
+    "itp": itp_window,
+    "philly": philly_window,
 }
 """Family name -> generator ``(rng, **params) -> Instance``."""
 
