@@ -56,9 +56,9 @@ PHILLY_DAYS: dict[str | None, tuple[int, int]] = {
 (day ``d``: Unix seconds ``[PHILLY_DAY0 + 86400 d, PHILLY_DAY0 + 86400 (d + 1))``)."""
 
 PHILLY_BUSY_DAYS = (20, 99)
-"""The days of the Philly log a seed draws its windows from: days 0 to 19 hold 78
-jobs, days 100 to 105 hold 138; the 80 days between hold 81,289 of the 82,247 (a
-``start_day`` outside them is taken as given)."""
+"""The days of the Philly log a seed draws its windows from: days 0 to 19 hold 69
+jobs, days 100 to 105 hold 138 (then 1,338 in days 106 to 109); the 80 days between
+hold 80,702 of the 82,247 (a ``start_day`` outside them is taken as given)."""
 
 ARRIVAL_DAYS = 3
 """Default submit window of both families, in days."""
@@ -93,6 +93,35 @@ def _check_number(key: str, v: Any, lo: float, *, strict: bool = True) -> float:
         rel = ">" if strict else ">="
         raise ValueError(f"{key}: must be a finite number {rel} {lo:g}, got {v!r}")
     return float(v)
+
+
+def _pool(
+    work: float, contention: float, largest: int, window_slots: int, service: str | None,
+    horizon: int, slot_seconds: float,
+) -> int:
+    """The smallest pool of at least ``largest`` GPUs on which ``work`` GPU-slots are at most
+    ``contention`` times the GPU-slots of the first ``window_slots`` slots that the
+    service leaves (its demand as :func:`instances.traces.from_trace` builds it)."""
+
+    def left(G: int) -> int:
+        if service is None:
+            return G * window_slots
+        demand = service_curve(service, G, horizon, slot_seconds).demand
+        return G * window_slots - sum(demand[:window_slots])
+
+    def fits(G: int) -> bool:
+        return work <= contention * left(G) * (1 + 1e-12)
+
+    share = 0.0
+    if service is not None:  # a first guess from the curve's shape on a large pool
+        big = 1_000_000
+        share = 1.0 - left(big) / (big * window_slots)
+    pool = max(largest, math.ceil(work / (contention * window_slots * max(1e-9, 1.0 - share))))
+    while not fits(pool):
+        pool += 1
+    while pool > largest and fits(pool - 1):
+        pool -= 1
+    return pool
 
 
 def cut_window(
@@ -142,12 +171,8 @@ def cut_window(
         # The pool of the window at load 1, so that a load sweep keeps one pool.
         base = from_trace(where.format, where.path, **options)
         work = float(np.sum(base.gpus.astype(np.float64) * base.durations))
-        f = 0.0
-        if service is not None:
-            big = 1_000_000
-            demand = service_curve(service, big, base.horizon, 60.0 * slot_minutes).demand
-            f = float(sum(demand[:window_slots])) / (big * window_slots)
-        G = max(base.num_gpus, math.ceil(work / (c * window_slots * (1.0 - f)) - 1e-9))
+        G = _pool(work, c, base.num_gpus, window_slots, service, base.horizon,
+                  60.0 * slot_minutes)
     else:
         G = int(num_gpus)
     inst = from_trace(where.format, where.path, num_gpus=G, service=service, load=float(load),
