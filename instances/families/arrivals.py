@@ -224,6 +224,20 @@ def itp_window(
     return inst.replace(meta={**inst.meta, "cluster": int(cluster)})
 
 
+def _numeric_id(cluster: Any) -> Any:
+    """The Philly cluster id that reads as the number ``cluster`` (``6214e9``, ``103959``, as
+    ``gpusched generate -p cluster=6214e9`` parses them), else ``cluster`` unchanged."""
+    if isinstance(cluster, bool) or not isinstance(cluster, (int, float)):
+        return cluster
+    for key in PHILLY_DAYS:
+        try:
+            if key is not None and float(key) == cluster:
+                return key
+        except ValueError:
+            continue
+    return cluster
+
+
 def philly_window(
     rng: np.random.Generator, *, cluster: str | None = None, days: int = ARRIVAL_DAYS,
     start_day: int | None = None, num_gpus: int | None = None,
@@ -235,11 +249,14 @@ def philly_window(
     all its virtual clusters from a start day the seed draws, in 15-minute slots with a
     72-hour drain, on a pool sized to contention 1, as the itp family.
 
-    ``cluster`` keeps one virtual cluster (``"6214e9"``, ...; default all of them);
+    ``cluster`` keeps one virtual cluster (``"6214e9"``, ...; default all of them; an id
+    that reads as a number may be given as that number);
     ``start_day`` counts days from 2017-09-04 00:00 UTC (:data:`PHILLY_DAYS`), drawn by
     default so that the window lies in days 20 to 99 (:data:`PHILLY_BUSY_DAYS`); the import
     is :func:`instances.from_trace` of ``"philly-csv:default"``. The other parameters are
     those of the ``itp`` family."""
+    if cluster is not None and not isinstance(cluster, str):
+        cluster = _numeric_id(cluster)
     if cluster is not None and cluster not in PHILLY_DAYS:
         known = ", ".join(str(k) for k in PHILLY_DAYS if k is not None)
         raise ValueError(f"cluster: unknown Philly virtual cluster {cluster!r}; known: {known}")

@@ -102,6 +102,9 @@ def test_philly_one_virtual_cluster() -> None:
     sk = inst.meta["import"]["skipped"]
     assert inst.meta["cluster"] == "6c71a0" and inst.meta["import"]["cluster"] == "6c71a0"
     assert sk["other_cluster"] == 82_247 - 9_953
+    # ids that read as numbers, as `gpusched generate -p cluster=6214e9` parses them
+    a = instances.generate(FAMILY_PHILLY, seed=0, cluster=6214e9, start_day=40, num_gpus=64)
+    assert a.meta["cluster"] == "6214e9" and a.meta["import"]["cluster"] == "6214e9"
 
 
 @pytest.mark.parametrize(("family", "params", "field"), [
