@@ -40,7 +40,9 @@ asked; ``too_large``: more GPUs than the pool, or no valid placement on its
 nodes; ``no_run_time``: run time missing (SWF ``-1``) or zero (a negative run
 time is a malformed record, as the trace-import issue asks); ``past_horizon``:
 release plus duration past the horizon; ``max_jobs``: beyond ``max_jobs`` in
-submit order. Malformed records skipped under ``skip_bad`` count as ``bad``."""
+submit order. Malformed records skipped under ``skip_bad`` count as ``bad``. A format
+may count a reason ahead of these (:meth:`Importer.skip`): ``philly-csv``'s
+``other_cluster``, a row of another virtual cluster than the one asked."""
 
 RESOURCES: tuple[str, ...] = ("gpus", "full")
 """What an import keeps of a record's resources: ``gpus`` (section 9: GPU counts only) or
