@@ -17,7 +17,9 @@ The built-ins and where they run:
 - ``random``, ``dotprod``, ``clustering``, ``packing``, ``bestfit``, ``fgd``:
   FGD's six (USENIX ATC 2023), in the packing experiment and in time on
   version 3 instances. FGD's ``bestfit`` scores the CPU and GPU left over;
-  the toolkit's ``best-fit`` the least free GPU milli over a run.
+  the toolkit's ``best-fit`` the least free GPU milli over a run;
+- ``guided``: the toolkit's rule beyond FGD (:mod:`heuristics.guided`), an
+  object with ``score`` and ``gpus`` wherever a user's rule runs.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .guided import GUIDED
 from .registry import Registry, import_object
 
 __all__ = [
@@ -182,6 +185,8 @@ _builtin("bestfit", "FGD's BestFit: the least CPU and GPU left over, half weight
          "time-v3", "packing")
 _builtin("fgd", "FGD: the least growth of fragmentation for the target workload",
          "time-v3", "packing")
+PLACEMENT_RULES["guided"] = PlacementRule("guided", GUIDED.description, GUIDED, 0,
+                                          frozenset({"time", "packing"}))  # section 17
 
 
 def _name_of(rule: object) -> str:

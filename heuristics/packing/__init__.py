@@ -9,7 +9,8 @@ Policies: ``random``, ``dotprod``, ``clustering``, ``packing``, ``bestfit``,
 ``fgd`` (the scores of :mod:`.scores`), ``first-fit`` (the toolkit's own
 rule: the first node in list order with room, the lowest-indexed GPU with
 room), and any placement rule of :data:`heuristics.placement_rules.PLACEMENT_RULES`
-or a user's rule itself (:mod:`.custom`, section 14 of the specification).
+or a user's rule itself (:mod:`.custom`, section 14 of the specification);
+``guided`` (section 17, :mod:`heuristics.guided`) in its own compiled loop (:mod:`.guided`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from instances.packing import (
     target_workload,
 )
 
+from ..guided import Guided
 from ..placement_rules import (
     BUILTIN_PACKING,
     FGD_POLICIES,
@@ -37,6 +39,7 @@ from ..placement_rules import (
     resolve_placement,
 )
 from .custom import run_compiled, run_plain
+from .guided import run_guided
 from .online import POLICY_CODES, run_online
 from .orders import ORDERS, check_order, pod_order
 
@@ -112,7 +115,8 @@ def place(packing: Packing, policy: Any, *, seed: int = 0, order: str = "arrival
     order
         One of :data:`ORDERS` (``arrival``: the online experiment).
     workload
-        FGD's target workload (default: the packing's own).
+        FGD's target workload (default: the packing's own); ``guided`` takes it for its
+        fragmentation term and the packing's pod-shape frequencies for the rest.
 
     Raises
     ------
@@ -123,6 +127,11 @@ def place(packing: Packing, policy: Any, *, seed: int = 0, order: str = "arrival
     entry = check_policy(policy)
     a = packing.arrays
     seq = pod_order(a, check_order(order))
+    if isinstance(entry.rule, Guided):  # section 17's rule: its own compiled loop
+        rule = entry.rule.for_packing(packing, workload)
+        t0 = time.perf_counter()
+        node_of, gpus = run_guided(rule, a, seq)
+        return _checked(packing, entry.name, order, seed, seq, node_of, gpus, own_seconds(t0))
     if not entry.builtin:
         return _place_user(packing, entry, seq, order, seed)
     code = POLICY_CODES[entry.name.partition(":")[0]]
