@@ -3,9 +3,10 @@
 At each slot: completions and (every ``replan`` slots) a plan; actual inference
 first, preempting running jobs (lowest priority, latest start first) or, with
 ``preempt=False``, counting inference unserved; then the plan's starts that fit
-in the pool and on their nodes. Everything reported comes from
-:func:`instances.evaluate` of the completed runs on the actual demand. The rules
-are in docs/simulation.md.
+in the pool and on their nodes, each job keeping its plan's placement (on model
+version 3 its GPU indices; :mod:`.occupancy` says what fits). Everything
+reported comes from :func:`instances.evaluate` of the completed runs on the
+actual demand, in the instance's objective. The rules are in docs/simulation.md.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ from typing import Any
 import numpy as np
 
 import gpusched
+from heuristics.shares import new_place, place_width, schedule_of
 from instances import Instance, Scenario, Schedule, Service, actual_instance, evaluate
+from milp.gpus import gpu_indices
 
-from .plan import Planner, node_counts
+from .occupancy import occupancy
+from .plan import Plan, Planner, Where, where_of
 from .result import ClairvoyantBound, SimResult, clairvoyant_bound
 
 __all__ = ["check_policy", "simulate"]
@@ -64,29 +68,55 @@ def _served_instance(inst: Instance, actual: np.ndarray, unserved: np.ndarray) -
 
 
 def _plan_placements(
-    inst: Instance, plan: Instance, schedule: Schedule, idx: np.ndarray, starts: np.ndarray,
-    until: int, method: str,
-) -> dict[int, list[tuple[int, int]]]:
-    """Per job the plan starts before ``until`` (by original index), its ``(node position,
-    GPUs)`` on the capacity model of ``inst``.
+    inst: Instance, plan: Plan, schedule: Schedule, starts: np.ndarray, until: int, method: str,
+) -> dict[int, Where]:
+    """Per job the plan starts before ``until`` (by original index), where it runs on the
+    capacity model of ``inst``: on model version 3 with its GPU indices on ``inst``'s nodes
+    (the plan's indices on a node it holds less of mapped back; a plan of whole-GPU jobs
+    that gives counts gets its indices by interval colouring, :func:`milp.gpus.gpu_indices`).
 
     Raises
     ------
     RuntimeError
         When the method starts a job without a placement on the plan's nodes.
     """
-    out: dict[int, list[tuple[int, int]]] = {}
-    placement = schedule.placement
+    p = plan.instance
+    assert p is not None
+    out: dict[int, Where] = {}
+    v3 = inst.jobs_use_resources
+    coloured: dict[str, dict[str, tuple[int, ...]]] | None = None
     for k in np.flatnonzero((starts >= 0) & (starts < until)).tolist():
-        job = plan.jobs[k]
-        where = node_counts(inst, job, placement.get(job.name))
+        job = p.jobs[k]
+        on: Any = schedule.placement.get(job.name)
+        if v3 and on:
+            if job.name in schedule.indices:
+                on = schedule.indices[job.name]
+            else:
+                coloured = _coloured(p, schedule, starts) if coloured is None else coloured
+                on = coloured.get(job.name, on)
+            on = {node: tuple(plan.gpu_map[node][i] for i in held) if node in plan.gpu_map
+                  else held for node, held in on.items()}
+        try:
+            where = where_of(inst, job, on)
+        except ValueError as e:
+            raise RuntimeError(f"method {method!r} started job {job.name!r} with an invalid "
+                               f"placement on instance {inst.name!r}: {e}") from e
         if where is None:
             raise RuntimeError(
                 f"method {method!r} started job {job.name!r} without a valid placement on the "
                 f"nodes of instance {inst.name!r} (is it node-aware?)"
             )
-        out[int(idx[k])] = where
+        out[int(plan.jobs[k])] = where
     return out
+
+
+def _coloured(plan: Instance, schedule: Schedule, starts: np.ndarray
+              ) -> dict[str, dict[str, tuple[int, ...]]]:
+    """The GPU indices of a plan's schedule that gives counts (whole GPUs only)."""
+    place = schedule.to_placement_array(plan)
+    held = gpu_indices(plan, starts, place, np.full(plan.num_jobs, -1, dtype=np.int64))
+    names = [n.name for n in plan.nodes or ()]
+    return {plan.jobs[j].name: {names[k]: v for k, v in on.items()} for j, on in held.items()}
 
 
 def _bound(
@@ -144,8 +174,10 @@ def simulate(
         raise ValueError(f"scenario: must be a Scenario, got {type(scenario).__name__}")
     scenario.validate(inst)
     if isinstance(clairvoyant, ClairvoyantBound):
-        if clairvoyant.instance != inst.name or clairvoyant.scenario != scenario:
-            raise ValueError("clairvoyant: the bound was computed for another instance or scenario")
+        if (clairvoyant.instance != inst.name or clairvoyant.scenario != scenario
+                or clairvoyant.objective != inst.objective):
+            raise ValueError("clairvoyant: the bound was computed for another instance, "
+                             "scenario or objective")
     elif not isinstance(clairvoyant, bool):
         raise ValueError(f"clairvoyant: must be true, false or a ClairvoyantBound, got {clairvoyant!r}")
 
@@ -153,7 +185,10 @@ def simulate(
     actual = scenario.demand(inst)
     a_total = actual.sum(axis=0).tolist() if actual.size else [0] * T
     planner = Planner(inst, actual, headroom)
-    gpus = inst.gpus.tolist()
+    checked = actual_instance(inst, scenario)
+    occ = occupancy(inst, checked, planner.cap)
+    # a job's GPU amount in milli (g_j gpu_milli_j): what a preempted run loses per slot
+    milli = (inst.gpus * np.array([j.gpu_milli for j in inst.jobs], dtype=np.int64)).tolist()
     dur = inst.durations.tolist()
     prio = inst.priorities.tolist()
     names = [j.name for j in inst.jobs]
@@ -162,20 +197,17 @@ def simulate(
     start = np.full(n, -1, dtype=np.int64)
     end = np.full(n, -1, dtype=np.int64)
     running: list[int] = []
-    used = 0
     batch = np.zeros(T, dtype=np.int64)
     unserved = np.zeros(T, dtype=np.int64)
     preempted_at = np.zeros(T, dtype=np.int64)
     started_at = np.zeros(T, dtype=np.int64)
     events: list[tuple[int, str]] = []
-    # the GPUs in use on each node of the capacity model, each job's (node, GPUs)
-    # as its plan placed it, and where each running and each completed job is
-    sizes = planner.cap.sizes.tolist()
-    node_used = [0] * len(sizes)
-    planned_on: dict[int, list[tuple[int, int]]] = {}
-    on_nodes: dict[int, list[tuple[int, int]]] = {}
-    done_on: dict[int, list[tuple[int, int]]] = {}
-    lost = 0
+    # each job's placement as its plan gave it, and where each running and each
+    # completed job is
+    planned_on: dict[int, Where] = {}
+    on_nodes: dict[int, Where] = {}
+    done_on: dict[int, Where] = {}
+    lost_milli = 0
     missed = 0
     plans = 0
     plan_time = 0.0
@@ -190,29 +222,25 @@ def simulate(
                 for j in running:
                     if end[j] <= t:
                         state[j] = DONE
-                        used -= gpus[j]
+                        occ.stop(j, t)
                         done_on[j] = on_nodes.pop(j)
-                        for k, c in done_on[j]:
-                            node_used[k] -= c
                 running = still
         if t == 0 or (replan is not None and t % replan == 0):
             waiting = state == WAITING
             by_slot = {}
             if waiting.any():
-                held = np.asarray(node_used, dtype=np.int64)
-                plan, idx = planner.build(t, waiting, running, end, held)
-                if plan is not None and plan.num_jobs:
-                    res = gpusched.solve(plan, method, **method_params)
+                plan = planner.build(t, waiting, planner.held(t, running, end, on_nodes))
+                if plan.instance is not None and plan.instance.num_jobs:
+                    res = gpusched.solve(plan.instance, method, **method_params)
                     if str(res.status) == "error":
                         logger.warning("plan at slot %d: %s failed: %s", t, method, res.message)
                     plan_time += res.runtime_s
-                    starts = res.schedule.to_array(plan)
+                    starts = res.schedule.to_array(plan.instance)
                     for k in np.flatnonzero(starts >= 0).tolist():
-                        by_slot.setdefault(int(starts[k]), []).append(int(idx[k]))
+                        by_slot.setdefault(int(starts[k]), []).append(int(plan.jobs[k]))
                     # only the starts before the next plan are ever looked at
                     until = T if replan is None else t + replan
-                    planned_on = _plan_placements(inst, plan, res.schedule, idx, starts, until,
-                                                  method)
+                    planned_on = _plan_placements(inst, plan, res.schedule, starts, until, method)
                     if t == 0:
                         planned_value = res.value
                     plans += 1
@@ -220,46 +248,41 @@ def simulate(
                 lst.sort()
         a = a_total[t]
         # 1. inference first
-        if a + used > G:
+        if a + occ.busy(t) > G:
             if preempt:
-                while a + used > G:
+                while a + occ.busy(t) > G:
                     v = min(running, key=lambda j: (prio[j], -start[j], -j))
                     running.remove(v)
-                    used -= gpus[v]
-                    for k, c in on_nodes.pop(v):
-                        node_used[k] -= c
-                    lost += gpus[v] * (t - int(start[v]))
+                    occ.stop(v, t)
+                    on_nodes.pop(v)
+                    lost_milli += milli[v] * (t - int(start[v]))
                     state[v] = WAITING
                     preempted_at[t] += 1
                     events.append((t, names[v]))
             else:
-                unserved[t] = a + used - G
+                unserved[t] = a + occ.busy(t) - G
         # 2. the plan's starts at t, in job-list order, each if it fits now
         for j in by_slot.get(t, ()):
             if state[j] != WAITING:  # pragma: no cover - a plan only holds waiting jobs
                 continue
             where = planned_on[j]
-            if a + used + gpus[j] <= G and all(node_used[k] + c <= sizes[k] for k, c in where):
+            if occ.fits(j, where, t, a):
+                occ.start(j, where, t)
                 on_nodes[j] = where
-                for k, c in where:
-                    node_used[k] += c
                 state[j] = RUNNING
                 start[j] = t
                 end[j] = t + dur[j]
-                used += gpus[j]
                 running.append(j)
                 started_at[t] += 1
             else:
                 missed += 1
-        batch[t] = used
+        batch[t] = occ.busy(t)
     for j in running:  # every started job ends by its deadline, so by T
         state[j] = DONE
         done_on[j] = on_nodes[j]
 
     schedule = _realized(inst, planner, start, done_on)
-    if preempt or not unserved.any():
-        checked = actual_instance(inst, scenario)
-    else:
+    if not preempt and unserved.any():
         checked = _served_instance(inst, actual, unserved)
     metrics = evaluate(checked, schedule)
     runtime = time.perf_counter() - t_start
@@ -277,14 +300,17 @@ def simulate(
         realized_value=metrics.value,
         planned_value=float(planned_value),
         preemptions=len(events),
-        lost_gpu_slots=int(lost),
+        lost_gpu_slots=lost_milli // 1000 if lost_milli % 1000 == 0 else lost_milli / 1000,
         unserved_gpu_slots=total_unserved,
         utilization=metrics.utilization,
-        clairvoyant_bound=None if cb is None else cb.upper_bound,
+        clairvoyant_bound=None if cb is None else cb.bound,
         clairvoyant_value=None if cb is None else cb.value,
         bound_status=None if cb is None else cb.status,
         bound_applies=preempt or total_unserved == 0,
         jobs_completed=metrics.jobs_run,
+        objective=inst.objective,
+        mean_jct_hours=metrics.mean_jct_hours,
+        jobs_censored=metrics.jobs_censored,
         jobs_preempted=len({j for _, j in events}),
         missed_starts=missed,
         plans=plans,
@@ -307,13 +333,22 @@ def simulate(
 
 
 def _realized(
-    inst: Instance, planner: Planner, start: np.ndarray, done_on: dict[int, list[tuple[int, int]]],
+    inst: Instance, planner: Planner, start: np.ndarray, done_on: dict[int, Where],
 ) -> Schedule:
-    """The completed jobs at the start of their completed run, with their nodes."""
+    """The completed jobs at the start of their completed run, with their nodes (and, on
+    model version 3, their GPU indices)."""
     done_start = np.full(inst.num_jobs, -1, dtype=np.int64)
+    if planner.cap.shares is not None:
+        place = new_place(inst)
+        span = place_width(inst)[0]
+        for j, where in done_on.items():
+            done_start[j] = start[j]
+            place[j, : len(where.nodes)] = [k for k, _ in where.nodes]
+            place[j, span : span + len(where.gpus)] = where.gpus
+        return schedule_of(inst, done_start, place)
     place = np.full((inst.num_jobs, inst.max_span), -1, dtype=np.int64)
     for j, where in done_on.items():
         done_start[j] = start[j]
-        for m, (k, _) in enumerate(where):
+        for m, (k, _) in enumerate(where.nodes):
             place[j, m] = k
     return Schedule.from_array(inst, done_start, None if planner.cap.flat else place)

@@ -1,5 +1,9 @@
 """What a simulation reports (:class:`SimResult`), and the clairvoyant bound it is held to:
 the exact MILP on the instance with the actual demand, which no online policy beats.
+
+Both are in the instance's objective (section 15 of the specification): under
+``value`` the realized ``V`` and an upper bound on it, under ``flow`` the realized
+weighted flow time ``F`` and a lower bound on it (:mod:`instances.objective`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import numpy as np
 
 import gpusched
 from instances import Instance, Metrics, Scenario, Schedule, actual_instance
+from instances.objective import bound_is_valid, sense
 
 __all__ = ["ClairvoyantBound", "SimResult", "clairvoyant_bound"]
 
@@ -24,17 +29,24 @@ _TOL = 1e-6
 class ClairvoyantBound:
     """The exact MILP on the instance with the actual demand: what no online policy beats.
 
-    ``upper_bound`` is its proven bound, ``value`` its best schedule's value,
-    ``status`` ``optimal`` or ``time_limit``.
+    ``bound`` is its proven bound in the instance's ``objective`` (upper on ``V``,
+    lower on ``F``: :attr:`instances.Result.bound`), ``value`` its best schedule's
+    figure, ``status`` ``optimal`` or ``time_limit``.
     """
 
     instance: str
     scenario: Scenario
-    upper_bound: float
+    bound: float
     value: float
     status: str
     runtime_s: float
     time_limit: float
+    objective: str = "value"
+
+    @property
+    def upper_bound(self) -> float:
+        """:attr:`bound` under its name before the flow objective (a lower bound under ``flow``)."""
+        return self.bound
 
 
 def clairvoyant_bound(
@@ -52,12 +64,12 @@ def clairvoyant_bound(
     """
     actual = actual_instance(inst, scenario)
     res = gpusched.solve(actual, "milp", time_limit=time_limit, **milp_params)
-    if str(res.status) == "error" or res.upper_bound is None:
+    if str(res.status) == "error" or res.bound is None:
         raise RuntimeError(f"clairvoyant bound: the MILP failed ({res.status}: {res.message})")
     return ClairvoyantBound(
-        instance=inst.name, scenario=scenario, upper_bound=float(res.upper_bound),
+        instance=inst.name, scenario=scenario, bound=float(res.bound),
         value=float(res.value), status=str(res.status), runtime_s=res.runtime_s,
-        time_limit=float(time_limit),
+        time_limit=float(time_limit), objective=res.objective,
     )
 
 
@@ -68,17 +80,24 @@ class SimResult:
     Attributes
     ----------
     realized_value, planned_value
-        Value of the jobs that completed (the checker's ``V``), and of the first
-        plan on the scaled forecast (the offline value at ``H = 0``).
+        The instance's objective (``value`` or ``flow``) of the realized schedule, the
+        jobs that completed (the checker's ``V``, or ``F`` with every other job
+        censored), and of the first plan on the scaled forecast (the offline figure
+        at ``H = 0``).
     preemptions, lost_gpu_slots, unserved_gpu_slots
-        Preemption events, GPU-slots of preempted runs, inference GPU-slots left
-        unserved (``preempt=False`` only).
+        Preemption events, GPU-slots of preempted runs (in GPU amounts ``a_j``: a
+        shared job's fraction on model version 3), inference GPU-slots left unserved
+        (``preempt=False`` only).
     clairvoyant_bound, clairvoyant_value, bound_status
-        The bound's MILP on the actual demand; ``None`` when not computed.
+        The bound's MILP on the actual demand, in the objective (an upper bound on
+        ``V``, a lower bound on ``F``); ``None`` when not computed.
     bound_applies
         Whether the realized schedule is feasible against the whole actual demand
-        (always with ``preempt=True``, else when nothing went unserved); then
-        ``realized_value <= clairvoyant_bound`` is enforced.
+        (always with ``preempt=True``, else when nothing went unserved); then the
+        realized figure on the wrong side of the bound is refused.
+    objective, mean_jct_hours, jobs_censored
+        The instance's objective; the checker's mean job completion time over every
+        job (a job not completed censored at the horizon) and the jobs not completed.
     jobs_preempted, missed_starts
         Distinct jobs preempted; planned starts that did not fit.
     runtime_s, plan_runtime_s, bound_runtime_s
@@ -106,7 +125,7 @@ class SimResult:
     realized_value: float
     planned_value: float
     preemptions: int
-    lost_gpu_slots: int
+    lost_gpu_slots: float
     unserved_gpu_slots: int
     utilization: float
     clairvoyant_bound: float | None
@@ -124,16 +143,22 @@ class SimResult:
     metrics: Metrics
     timeline: Mapping[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
     events: tuple[tuple[int, str], ...] = field(default=(), compare=False, repr=False)
+    objective: str = "value"
+    mean_jct_hours: float = math.nan
+    jobs_censored: int = 0
 
     def __post_init__(self) -> None:
+        sense(self.objective)  # a ValueError naming the field on anything else
         ub = self.clairvoyant_bound
         if (
             ub is not None
             and self.bound_applies
-            and self.realized_value > ub + _TOL * max(1.0, abs(ub))
+            and not bound_is_valid(self.objective, self.realized_value, ub,
+                                   _TOL * max(1.0, abs(ub)))
         ):
+            side = "above" if sense(self.objective) < 0 else "below"
             raise ValueError(
-                f"clairvoyant_bound: {ub} is below the realized value {self.realized_value} "
+                f"clairvoyant_bound: {ub} is {side} the realized value {self.realized_value} "
                 f"of a schedule feasible against the actual demand ({self.method} on "
                 f"{self.instance!r})"
             )
@@ -143,20 +168,26 @@ class SimResult:
 
     @property
     def price_of_uncertainty(self) -> float | None:
-        """``clairvoyant_bound - realized_value`` (``None`` without the bound)."""
+        """What not knowing the future cost, in the objective's units: ``clairvoyant_bound -
+        realized_value`` under ``value``, ``realized_value - clairvoyant_bound`` under
+        ``flow`` (``None`` without the bound).
+        """
         if self.clairvoyant_bound is None:
             return None
-        return self.clairvoyant_bound - self.realized_value
+        return sense(self.objective) * (self.clairvoyant_bound - self.realized_value)
 
     @property
     def gap_to_bound(self) -> float | None:
-        """``(clairvoyant_bound - realized_value) / clairvoyant_bound`` (0 when both are 0)."""
-        ub = self.clairvoyant_bound
-        if ub is None:
+        """``(bound - V) / bound`` under ``value``, ``(F - bound) / F`` under ``flow`` (0 when
+        both are 0; ``None`` without the bound).
+        """
+        b, v = self.clairvoyant_bound, self.realized_value
+        if b is None:
             return None
-        if ub <= 0:
-            return 0.0 if self.realized_value >= ub else math.inf
-        return (ub - self.realized_value) / ub
+        over, scale = (b - v, b) if sense(self.objective) > 0 else (v - b, v)
+        if scale <= 0:
+            return 0.0 if over <= 0 else math.inf
+        return over / scale
 
     def to_row(self) -> dict[str, Any]:
         """A flat ``dict`` of scalars (one pandas row, one sweep cell's record)."""
@@ -171,6 +202,7 @@ class SimResult:
             "scenario_model": meta.get("model"),
             "scenario_seed": meta.get("seed"),
             "scenario_params": dict(meta.get("params", {})),
+            "objective": self.objective,
             "realized_value": self.realized_value,
             "planned_value": self.planned_value,
             "preemptions": self.preemptions,
@@ -184,6 +216,8 @@ class SimResult:
             "price_of_uncertainty": self.price_of_uncertainty,
             "gap_to_bound": self.gap_to_bound,
             "jobs_completed": self.jobs_completed,
+            "mean_jct_hours": self.mean_jct_hours,
+            "jobs_censored": self.jobs_censored,
             "jobs_preempted": self.jobs_preempted,
             "missed_starts": self.missed_starts,
             "plans": self.plans,
@@ -198,8 +232,8 @@ class SimResult:
         """
         row = self.to_row()
         row["starts"] = dict(self.schedule.starts)
-        if self.schedule.placement:
-            row["placement"] = {j: dict(p) for j, p in self.schedule.placement.items()}
+        if self.schedule.placement:  # GPU index lists where the schedule gives them
+            row["placement"] = self.schedule.to_dict()["placement"]
         row["preempted"] = [{"slot": t, "job": j} for t, j in self.events]
         return {
             k: (None if isinstance(v, float) and not math.isfinite(v) else v)
@@ -212,7 +246,9 @@ class SimResult:
             f"{self.method} ({'one plan' if self.replan is None else f'replan every {self.replan}'}"
             f", headroom {self.headroom:g}, "
             f"{'preempt' if self.preempt else 'no preempt'})",
-            f"realized {self.realized_value:.6g} (first plan, on the forecast at slot 0: {self.planned_value:.6g})",
+            f"realized {'flow ' if self.objective == 'flow' else ''}{self.realized_value:.6g} "
+            f"(first plan, on the forecast at slot 0: {self.planned_value:.6g})",
+            f"mean JCT {self.mean_jct_hours:.4g} h ({self.jobs_censored} censored)",
             f"{self.preemptions} preemption{'s' * (self.preemptions != 1)}, "
             f"{self.lost_gpu_slots} GPU-slots lost",
             f"{self.unserved_gpu_slots} inference GPU-slots unserved",
