@@ -3,6 +3,9 @@
 A scenario sweep stores one row per replay (``kind == "simulation"``) and one
 per day's bound (label ``clairvoyant``); :func:`simulation_rows` joins them and
 :func:`simulation_view` tabulates them per family, scenario, method and policy.
+Each row is read in its instance's objective (``objective``: ``value``, the
+default, or ``flow``, where the realized figure is the weighted flow time and
+the bound a lower one).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from .render import Table, TableView, fmt_ci
 __all__ = ["BOUND_TOLERANCE", "simulation_rows", "simulation_view"]
 
 BOUND_TOLERANCE = 1e-6
-"""Relative slack of the check ``realized_value <= clairvoyant_bound``."""
+"""Relative slack of the check ``realized_value <= clairvoyant_bound`` (``>=`` under ``flow``)."""
 
 _MEASURES: tuple[tuple[str, str], ...] = (
     ("realized_value", "realized"),
@@ -27,6 +30,7 @@ _MEASURES: tuple[tuple[str, str], ...] = (
     ("lost_gpu_slots", "lost"),
     ("unserved_gpu_slots", "unserved"),
     ("gap_to_bound_pct", "gap"),
+    ("mean_jct_hours", "jct"),
 )
 
 
@@ -36,13 +40,22 @@ def _flag(values: pd.Series) -> pd.Series:
                       or str(v).strip().lower() == "true")
 
 
+def _sense(rows: pd.DataFrame) -> np.ndarray:
+    """Per row ``+1`` under ``value`` (and where no objective is stored), ``-1`` under ``flow``."""
+    if "objective" not in rows.columns:
+        return np.ones(len(rows))
+    return np.where(rows["objective"].astype(str) == "flow", -1.0, 1.0)
+
+
 def simulation_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The replay rows of a results frame, each joined to its day's clairvoyant bound.
 
-    Adds ``clairvoyant_bound`` (NaN without one), ``clairvoyant_value``,
-    ``bound_status``, ``price_of_uncertainty`` (bound minus realized),
+    Adds ``clairvoyant_bound`` (NaN without one; an upper bound on the value, a
+    lower bound on the flow time), ``clairvoyant_value``, ``bound_status``,
+    ``price_of_uncertainty`` (what not knowing the future cost: bound minus
+    realized under ``value``, realized minus bound under ``flow``),
     ``gap_to_bound_pct`` (where the bound applies) and ``bound_conflict`` (realized
-    above an applicable bound: a bug).
+    beyond an applicable bound: a bug).
 
     Raises
     ------
@@ -55,19 +68,28 @@ def simulation_rows(df: pd.DataFrame) -> pd.DataFrame:
     keys = set(sim["bound_cell"].dropna())
     bounds = df[df["cell"].isin(keys) & (df["status"] != "error")].drop_duplicates("cell")
     bounds = bounds.set_index("cell")
-    sim["clairvoyant_bound"] = pd.to_numeric(sim["bound_cell"].map(bounds["upper_bound"]),
-                                             errors="coerce")
+    bound = pd.to_numeric(bounds["upper_bound"], errors="coerce")
+    if "bound" in bounds.columns:  # under flow the bound is a lower one: no upper_bound
+        bound = bound.fillna(pd.to_numeric(bounds["bound"], errors="coerce"))
+    sim["clairvoyant_bound"] = pd.to_numeric(sim["bound_cell"].map(bound), errors="coerce")
     sim["clairvoyant_value"] = pd.to_numeric(sim["bound_cell"].map(bounds["value"]), errors="coerce")
     sim["bound_status"] = sim["bound_cell"].map(bounds["status"])
     realized = pd.to_numeric(sim["realized_value"], errors="coerce")
     ub = sim["clairvoyant_bound"]
+    sign = _sense(sim)
     applies = _flag(sim["bound_applies"]) & (sim["status"] != "error")
     sim["bound_applies"] = applies
-    sim["price_of_uncertainty"] = ub - realized
-    gap = np.where(ub > 0, (ub - realized) / ub.where(ub > 0), np.where(realized <= ub, 0.0, np.inf))
+    over = sign * (ub - realized)  # what the bound is better by, in the objective's units
+    scale = np.where(sign > 0, ub, realized)
+    sim["price_of_uncertainty"] = over
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap = np.where(scale > 0, over / np.where(scale > 0, scale, 1.0),
+                       np.where(over <= 0, 0.0, np.inf))
     sim["gap_to_bound_pct"] = np.where(applies & ub.notna(), 100.0 * gap, np.nan)
     slack = BOUND_TOLERANCE * np.maximum(1.0, ub.abs())
-    sim["bound_conflict"] = applies & ub.notna() & (realized > ub + slack)
+    sim["bound_conflict"] = applies & ub.notna() & (over < -slack)
+    # results stored before the checker reported it have no mean JCT
+    sim["mean_jct_hours"] = pd.to_numeric(sim.get("mean_jct_hours", np.nan), errors="coerce")
     return sim.reset_index(drop=True)
 
 
@@ -84,8 +106,9 @@ def _policy_key(rows: pd.DataFrame, policy: str) -> tuple[Any, ...]:
 
 
 def simulation_view(df: pd.DataFrame) -> TableView:
-    """Per family, scenario, method and policy: realized value, preemptions, work lost,
-    inference unserved and gap to the clairvoyant bound (mean ± 95% CI).
+    """Per family, scenario, method and policy: realized value (or flow time), preemptions,
+    work lost, inference unserved, gap to the clairvoyant bound and mean job completion
+    time (mean ± 95% CI).
     """
     d = simulation_rows(df)
     fams = sorted(_order(d["family"]), key=family_key)
@@ -129,15 +152,20 @@ def simulation_view(df: pd.DataFrame) -> TableView:
             fmt_ci(r["unserved_mean"], r["unserved_ci95"]),
             fmt_ci(r["gap_mean"], r["gap_ci95"]),
             f"{r['bound_applies']}/{r['n']}",
+            fmt_ci(r["jct_mean"], r["jct_ci95"], digits=2),
         ])
         prev = head
     notes = [
         "Mean ± half-width of the 95% confidence interval (Student's t) over the seeds "
         "(instances and scenario draws; trace days and seeds for trace-day).",
-        "Realized value: the jobs that completed on the actual day (the checker's V). Work lost: "
-        "GPU-slots of preempted runs. Inference unserved: GPU-slots (runs without preemption).",
+        "Realized value: the jobs that completed on the actual day (the checker's V; under the "
+        "flow objective the weighted flow time F in hours, every job not completed censored at "
+        "the horizon). Work lost: GPU-slots of preempted runs. Inference unserved: GPU-slots "
+        "(runs without preemption). Mean JCT: the checker's mean job completion time in hours "
+        "over every job, censored alike.",
         "Gap: (bound - realized) / bound, the bound being the MILP's proven upper bound on the "
-        "actual day (the clairvoyant bound); over the rows where it applies, i.e. the realized "
+        "actual day (the clairvoyant bound); under flow (realized - bound) / realized with its "
+        "lower bound; over the rows where it applies, i.e. the realized "
         "schedule is feasible against the whole actual demand (not so when inference went unserved).",
     ]
     notes += error_note(frame, "replay(s)")
@@ -147,19 +175,20 @@ def simulation_view(df: pd.DataFrame) -> TableView:
                      "sweep, or its MILP failed): no gap there.")
     conflicts = int(frame["bound_conflicts"].sum()) if len(frame) else 0
     if conflicts:
-        notes.append(f"WARNING: {conflicts} replay(s) realized more than the clairvoyant bound of "
-                     "their day although it applies: a bug in the simulator or the bound.")
+        notes.append(f"WARNING: {conflicts} replay(s) realized better than the clairvoyant bound "
+                     "of their day although it applies: a bug in the simulator or the bound.")
     counts = [int(n) for n in frame[[f"{name}_n" for _, name in _MEASURES]].to_numpy().ravel()] \
         if len(frame) else []
     table = Table(
         columns=["Family", "Scenario", "Method", "Policy", "n", "Realized\nvalue", "Preemptions",
                  "Work lost\n(GPU-slots)", "Inference\nunserved", "Gap to\nbound (%)",
-                 "Bound\napplies"],
+                 "Bound\napplies", "Mean JCT\n(h)"],
         rows=rows,
         caption="Replays against actual days: realized value, preemptions, work lost, inference "
-                "unserved and gap to the clairvoyant bound, per scenario, method and policy.",
+                "unserved, gap to the clairvoyant bound and mean JCT, per scenario, method and "
+                "policy.",
         notes=notes + few_note(counts, "values"),
-        align="llll" + "r" * 7,
+        align="llll" + "r" * 8,
         label="tab:gpusched-simulation",
     )
     return TableView(frame, table)
