@@ -4,9 +4,10 @@
 instance, :mod:`.plan`) and operates slot by slot on the scenario's actual
 demand; it reports a :class:`SimResult` (:mod:`.result`) held to the
 clairvoyant bound; :mod:`.tradeoff` replays one method over several headrooms.
-Flat pools and nodes share one code path over :func:`instances.capacity`. The
-rules, and why a re-planned peak method reserves what it does, are in
-docs/simulation.md.
+Flat pools, nodes and version 3 (GPU indices, shares, models, CPU, memory:
+:mod:`.occupancy`) share one code path over :func:`instances.capacity`; every
+figure is in the instance's objective (``value`` or ``flow``). The rules, and
+why a re-planned peak method reserves what it does, are in docs/simulation.md.
 """
 
 from . import plan, replay, result, tradeoff
