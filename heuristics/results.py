@@ -9,6 +9,7 @@ import numpy as np
 
 from instances import Instance, Result, Schedule, Status, evaluate
 from instances.compile_clock import own_seconds
+from instances.objective import start_worth
 
 from .shares import schedule_of
 
@@ -16,12 +17,14 @@ __all__ = ["finish", "start_value"]
 
 
 def start_value(inst: Instance, start: np.ndarray) -> float:
-    """Value ``V`` of a start array (``-1``: not run), to compare candidates.
+    """Worth of a start array (``-1``: not run), to compare candidates: ``V`` under
+    ``value``, ``C - F`` under ``flow`` (:func:`instances.objective.start_worth`; larger
+    is better under both).
 
     Only for choosing between candidates inside a method: the value a method
     reports is always the checker's (:func:`finish`).
     """
-    return float(inst.job_values[start >= 0].sum())
+    return start_worth(inst, start)
 
 
 def finish(

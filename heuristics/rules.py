@@ -21,8 +21,8 @@ from instances import Instance
 from .registry import Registry, import_object
 
 __all__ = [
-    "BUILTIN_RULES", "RULES", "RULE_DESCRIPTIONS", "RULE_GROUP", "check_known", "fifo_order",
-    "order_by", "register_rule", "resolve_rule", "rule_name", "sort_keys",
+    "ALIASES", "BUILTIN_RULES", "FLOW_RULES", "RULES", "RULE_DESCRIPTIONS", "RULE_GROUP", "check_known", "fifo_order",
+    "order_by", "register_rule", "resolve_rule", "rule_name", "sort_keys", "start_rules",
 ]
 
 Key = Callable[[Instance], np.ndarray]
@@ -40,15 +40,30 @@ _BUILTIN: dict[str, Key] = {
     "release": lambda inst: inst.releases,
     "density": lambda inst: -inst.priorities * inst.gpus,
     "slack": lambda inst: inst.deadlines - inst.releases - inst.durations,
+    "wspt": lambda inst: -inst.priorities / inst.durations,
 }
 """Rule name -> sort key (ascending sorts first). ``priority``: ``w`` descending;
 ``value``: ``w g p`` descending; ``area``: ``g p`` descending; ``lpt``/``spt``:
 longest/shortest duration first; ``edd``: earliest end-by slot first;
 ``release``: earliest release first; ``density``: ``w g`` descending;
-``slack``: least start-time freedom ``min(D, T) - r - p`` first."""
+``slack``: least start-time freedom ``min(D, T) - r - p`` first; ``wspt``: Smith's rule,
+``w / p`` descending (section 15). ``sjf`` is the flow-time literature's name for ``spt``."""
 
-BUILTIN_RULES: tuple[str, ...] = tuple(_BUILTIN)
-"""The toolkit's own rules, the ones ``best`` and the searches start from."""
+ALIASES: dict[str, str] = {"sjf": "spt"}
+"""Other names of built-in rules (the same key, reported under the name asked for)."""
+
+FLOW_RULES: tuple[str, ...] = ("wspt",)
+"""Rules written for flow time; ``best`` and the searches add them under ``flow``."""
+
+BUILTIN_RULES: tuple[str, ...] = tuple(r for r in _BUILTIN if r not in FLOW_RULES)
+"""The toolkit's own rules that ``best`` and the searches start from under ``value``."""
+
+
+def start_rules(inst: Instance) -> tuple[str, ...]:
+    """The rules ``best`` and the searches start from: :data:`BUILTIN_RULES`, and under
+    ``flow`` also :data:`FLOW_RULES` (the figures under ``value`` stay those of before).
+    """
+    return BUILTIN_RULES + (FLOW_RULES if inst.objective == "flow" else ())
 
 _USER: set[str] = set()
 
@@ -66,12 +81,15 @@ RULE_DESCRIPTIONS: dict[str, str] = {
     "lpt": "longest duration first", "spt": "shortest duration first",
     "edd": "earliest end-by slot first", "release": "earliest release first",
     "density": "w g descending", "slack": "least start-time freedom first",
+    "wspt": "Smith's rule: w / p descending", "sjf": "shortest job first (spt)",
 }
 """Rule name -> one line."""
 
 for _name, _key in _BUILTIN.items():
     RULES[_name] = _key
-del _name, _key
+for _name, _other in ALIASES.items():
+    RULES[_name] = _BUILTIN[_other]
+del _name, _key, _other
 
 
 def register_rule(name: str, key: Key, description: str = "") -> None:

@@ -26,7 +26,7 @@ from .placement import new_place
 from .placement_rules import resolve_placement
 from .profile import new_profile
 from .results import finish, start_value
-from .rules import BUILTIN_RULES, order_by
+from .rules import order_by, start_rules
 
 __all__ = ["OrderSearch", "local_search", "local_search_order", "sampling", "sampling_order"]
 
@@ -59,7 +59,7 @@ def sampling_order(
     jobs = job_arrays(inst)
     n = inst.num_jobs
     rng = np.random.default_rng(seed)
-    bases = [order_by(inst, r) for r in BUILTIN_RULES]
+    bases = [order_by(inst, r) for r in start_rules(inst)]
     ranks = []
     for o in bases:
         rank = np.empty(n, dtype=np.float64)

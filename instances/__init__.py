@@ -8,7 +8,7 @@ The path of the data reads one way: a family or a file gives an
 from pathlib import Path as _Path
 
 from .bound_io import BoundCertificate, check_bound, load_bound, save_bound
-from .checker import InfeasibleScheduleError, Metrics, evaluate, gain, gap, stranded_gpus
+from .checker import InfeasibleScheduleError, Metrics, evaluate, stranded_gpus
 from .families import FAMILIES, generate
 from .io import (
     dumps,
@@ -25,6 +25,7 @@ from .kernel_cache import guard as _guard
 from .lagrangian import lagrangian_value
 from .model import JOB_KINDS, Instance, Job, Node, Service
 from .nodes import openb_node_mix, price_of_topology, with_nodes
+from .objective import gain, gap
 from .result import Result, Status
 from .rounding import format_value, rounded, rounded_all, tolerance
 from .scenario import (

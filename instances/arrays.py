@@ -109,7 +109,9 @@ class InstanceArrays:
 
     @property
     def worth_offset(self) -> float:
-        """The worth of running no job (0 under ``value``, ``-F`` of all censored under ``flow``)."""
+        """``-C`` under ``flow`` (minus the flow of running no job), 0 under ``value``;
+        :func:`instances.objective.report` turns a worth into ``F`` with it.
+        """
         return self._worth_terms[2]
 
     @cached_property

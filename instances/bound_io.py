@@ -21,6 +21,7 @@ from .checker import evaluate
 from .io import atomic_write_text, check_format, check_keys, load_json, short_repr
 from .lagrangian import check_multipliers, lagrangian_value
 from .model import Instance
+from .objective import report_bound, sense
 from .schedule import Schedule
 
 __all__ = [
@@ -152,25 +153,29 @@ def check_matches(inst: Instance, cert: BoundCertificate) -> np.ndarray:
 def check_bound(
     inst: Instance, cert: BoundCertificate, schedule: Schedule | None = None
 ) -> tuple[bool, float]:
-    """Recompute a certificate: ``(ok, recomputed)``, ``ok`` when the stated value is at
-    least ``L(multipliers)`` less :data:`BOUND_TOLERANCE`. With ``schedule``, a stated
-    value below its value is refused: no valid bound can be.
+    """Recompute a certificate: ``(ok, recomputed)``. ``recomputed`` is ``L(multipliers)`` in
+    the objective's units (:func:`instances.objective.report_bound`: an upper bound on
+    ``V``, a lower bound on ``F``); ``ok`` when the stated value is on the safe side of it
+    within :data:`BOUND_TOLERANCE`. With ``schedule``, a stated value on the wrong side of
+    its value is refused: no valid bound can be.
 
     Raises
     ------
     ValueError
-        A certificate for another instance, or a value below the schedule's.
+        A certificate for another instance, or a value past the schedule's.
     instances.InfeasibleScheduleError
         If ``schedule`` is infeasible.
     """
     lam = check_matches(inst, cert)
+    sign = sense(inst.objective)
     if schedule is not None:
         v = evaluate(inst, schedule).value
-        if cert.value < v - BOUND_TOLERANCE * abs(v):
+        if sign * (cert.value - v) < -BOUND_TOLERANCE * abs(v):
+            side, kind = ("above", "a lower") if sign < 0 else ("below", "an upper")
             raise ValueError(
-                f"value: the stated bound {cert.value!r} is below the value {v!r} of a "
-                f"feasible schedule, so it cannot be an upper bound"
+                f"value: the stated bound {cert.value!r} is {side} the value {v!r} of a "
+                f"feasible schedule, so it cannot be {kind} bound"
             )
-    recomputed = lagrangian_value(inst, lam)
-    ok = cert.value >= recomputed - BOUND_TOLERANCE * abs(recomputed)
+    recomputed = report_bound(inst, lagrangian_value(inst, lam))
+    ok = sign * (cert.value - recomputed) >= -BOUND_TOLERANCE * abs(recomputed)
     return ok, recomputed

@@ -16,11 +16,11 @@ from typing import Any
 from . import checker_resources as v3
 from .arrays import Reservation
 from .model import Instance
-from .rounding import rounded, tolerance
+from .rounding import rounded
 from .schedule import Schedule
 from .violations import InfeasibleScheduleError
 
-__all__ = ["InfeasibleScheduleError", "Metrics", "evaluate", "gain", "gap", "stranded_gpus"]
+__all__ = ["InfeasibleScheduleError", "Metrics", "evaluate", "stranded_gpus"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,16 @@ class Metrics:
     fgd_fragmentation
         On a version 3 instance, fragmentation in the sense of FGD (Weng et al.,
         USENIX ATC 2023), in GPU-slots; ``None`` elsewhere.
+    objective
+        The instance's objective; ``value`` holds its figure: ``V`` under ``value``,
+        ``F`` (``flow_hours``) under ``flow`` (section 15).
+    batch_value, flow_hours
+        ``V`` and the weighted flow time ``F = sum_j w_j (C_j - r_j) h`` over every job,
+        whatever the objective (a job not run ends at ``T + p_j``: censored).
+    mean_jct_hours
+        Unweighted mean of ``C_j - r_j`` over every job, censored as ``F``, in hours.
+    jobs_censored
+        Jobs not run (counted at their censored completion in the two figures above).
 
     The float figures are :func:`~instances.rounding.rounded` whoever builds the object.
     """
@@ -65,9 +75,15 @@ class Metrics:
     fragmentation: int = 0
     batch_gpu_milli_slots: int = 0
     fgd_fragmentation: float | None = None
+    objective: str = "value"
+    batch_value: float = 0.0
+    flow_hours: float = 0.0
+    mean_jct_hours: float = math.nan
+    jobs_censored: int = 0
 
     def __post_init__(self) -> None:
-        for f in ("value", "utilization", "weighted_mean_wait", "total_value"):
+        for f in ("value", "utilization", "weighted_mean_wait", "total_value", "batch_value",
+                  "flow_hours", "mean_jct_hours"):
             object.__setattr__(self, f, rounded(float(getattr(self, f))))
 
     def to_dict(self) -> dict[str, Any]:
@@ -215,13 +231,18 @@ def _check(
         milli_slots += job.gpus * job.gpu_milli * job.duration
         wait_num += job.priority * (s - job.release)
         wait_den += job.priority
+    flow, jct = 0.0, 0.0  # every job, one not run ending at T + p_j (section 15)
+    for job in inst.jobs:
+        end = schedule.starts.get(job.name, T) + job.duration
+        flow += job.priority * (end - job.release) * inst.slot_hours
+        jct += (end - job.release) * inst.slot_hours
     inference_slots = sum(inference)
     batch_slots = sum(batch)
     inference_value = sum(
         svc.priority * sum(svc.demand) * inst.slot_hours for svc in inst.services
     )
     metrics = Metrics(
-        value=value,
+        value=flow if inst.objective == "flow" else value,
         utilization=(1000 * inference_slots + milli_slots) / (1000 * G * T),
         reserved_idle=sum(reserved) - inference_slots,
         jobs_run=len(schedule.starts),
@@ -235,6 +256,11 @@ def _check(
         fragmentation=sum(stranded),
         batch_gpu_milli_slots=milli_slots,
         fgd_fragmentation=fgd,
+        objective=inst.objective,
+        batch_value=value,
+        flow_hours=flow,
+        mean_jct_hours=jct / len(inst.jobs) if inst.jobs else math.nan,
+        jobs_censored=len(inst.jobs) - len(schedule.starts),
     )
     return metrics, stranded
 
@@ -406,32 +432,3 @@ def _stranded(
             if f > 0 and not fits_one and not fits_multi:
                 stranded[t] += f
     return stranded
-
-
-def gain(method: Metrics, baseline: Metrics) -> dict[str, float | None]:
-    """Gains of a method over a baseline (normally FIFO): ``utilization_pp`` (percentage
-    points), ``value_pct`` and ``total_value_pct`` (percent; ``None`` where the
-    baseline's figure is 0).
-    """
-
-    def pct(new: float, old: float) -> float | None:
-        return None if old == 0 else 100.0 * (new - old) / old
-
-    return {
-        "utilization_pp": 100.0 * (method.utilization - baseline.utilization),
-        "value_pct": pct(method.value, baseline.value),
-        "total_value_pct": pct(method.total_value, baseline.total_value),
-    }
-
-
-def gap(value: float, upper_bound: float | None) -> float | None:
-    """Relative gap ``(UB - V) / UB`` to an upper bound: ``None`` without one, 0 within the
-    :func:`~instances.rounding.tolerance` of it, otherwise :func:`~instances.rounding.rounded`.
-    """
-    if upper_bound is None or (isinstance(upper_bound, float) and math.isnan(upper_bound)):
-        return None
-    if upper_bound - value <= tolerance(upper_bound, floor=0.0):
-        return 0.0
-    if upper_bound <= 0:
-        return math.inf
-    return rounded((upper_bound - value) / upper_bound)

@@ -18,6 +18,11 @@ schedule and ``L`` stays an upper bound; a shared job still needs one GPU
 free of inference (``g_j = 1 <= c[t]``). Models, CPU and memory only
 restrict, and are left out.
 
+Under the ``flow`` objective (section 15) a job's term at ``s`` is its worth there,
+``base_j - slope_j s`` (:mod:`instances.objective`), in place of ``v_j``: written
+``base_j - a_j (window(s) + delay_j s)`` with ``delay_j = slope_j / a_j``. ``L`` then
+bounds the worth ``W = C - F`` from above, so ``C - L`` is a lower bound on ``F``.
+
 This module is the certificate's checker: it shares no code with the
 solvers (``milp``) or the heuristics. One evaluation costs O(jobs x slots):
 jobs are grouped by duration, the window sums of a duration come from one
@@ -41,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from .model import Instance
+from .objective import delay_price
 from .resources import gpu_amounts, shares_gpus
 
 __all__ = [
@@ -124,7 +130,8 @@ def _job_terms(
     prefix = np.concatenate([[0.0], np.cumsum(lam)])
     g, p = inst.gpus, inst.durations
     a = capacity_amounts(inst)
-    r, end, v = inst.releases, inst.deadlines, inst.job_values
+    r, end, v = inst.releases, inst.deadlines, inst.worth_base
+    delay = delay_price(inst, a)  # 0 under value: the window alone
     terms = np.zeros(n) if clip else np.full(n, -np.inf)
     feasible = np.zeros(n, dtype=bool)
     best_start = np.full(n, -1, dtype=np.int64)
@@ -143,7 +150,8 @@ def _job_terms(
                 & (starts[None, :] <= end[js, None] - dur)
                 & (room[None, :] >= g[js, None])
             )
-            masked = np.where(ok, window[None, :], np.inf)
+            price = window[None, :] + delay[js, None] * starts[None, :]
+            masked = np.where(ok, price, np.inf)
             at = masked.argmin(axis=1)
             cost = masked[np.arange(js.size), at]
             has = np.isfinite(cost)
@@ -181,12 +189,14 @@ def rounding_margin(inst: Instance, lam: np.ndarray, capacity_part: float, job_p
     T = inst.horizon
     Lam = math.fsum(lam.tolist())
     gsum = float(inst.gpus[feasible].sum()) if feasible.any() else 0.0
-    vsum = math.fsum(inst.job_values[feasible].tolist()) if feasible.any() else 0.0
-    jobs = gsum * ((2.02 * T + 2.0) * u * Lam + 2.1 * u * Lam) + 4.0 * u * vsum
+    vsum = math.fsum(inst.worth_base[feasible].tolist()) if feasible.any() else 0.0
+    # under flow a start's delay adds slope_j s <= slope_j T (two roundings, then scaled)
+    dsum = T * math.fsum(inst.worth_slope[feasible].tolist()) if feasible.any() else 0.0
+    jobs = gsum * ((2.02 * T + 2.0) * u * Lam + 2.1 * u * Lam) + 4.0 * u * (vsum + dsum)
     shared = feasible & (gpu_amounts(inst) < inst.gpus) if shares_gpus(inst) else None
     if shared is not None and shared.any():
         jobs += u * (float(inst.gpus[shared].sum()) * Lam
-                     + math.fsum(inst.job_values[shared].tolist()))
+                     + math.fsum(inst.worth_base[shared].tolist()))
     sums = 2.0 * u * (abs(capacity_part) + abs(job_part)) + u * abs(capacity_part + job_part)
     return 2.0 * (jobs + sums)
 

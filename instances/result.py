@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from .checker import Metrics, gap
+from .checker import Metrics
+from .objective import bound_is_valid, gap, sense
 from .rounding import format_value, rounded_all, tolerance
 from .schedule import Schedule
 
@@ -39,9 +40,11 @@ class Result:
     Attributes
     ----------
     value
-        The schedule's value ``V``, as recomputed by the checker.
+        The schedule's figure under the instance's objective, as recomputed by the
+        checker: ``V`` under ``value``, the weighted flow time ``F`` under ``flow``.
     upper_bound
-        A proven upper bound on ``V`` over all feasible schedules, or ``None``.
+        A proven bound on that figure over all feasible schedules (an upper bound on ``V``,
+        a lower bound on ``F``: :attr:`bound` is its name under both), or ``None``.
     metrics
         The checker's figures for the schedule.
     reservation
@@ -52,6 +55,8 @@ class Result:
         The error for status ``error``, notes otherwise.
     bound_method
         Where ``upper_bound`` comes from (``dual``, ``lp``, ``lagrangian``, ...).
+    objective
+        ``value`` or ``flow`` (default: the metrics', else ``value``).
     """
 
     method: str
@@ -67,18 +72,35 @@ class Result:
     nodes: int | None = None
     message: str = ""
     bound_method: str | None = None
+    objective: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", Status(self.status))
-        if self.upper_bound is not None and self.upper_bound < self.value - tolerance(self.value):
+        if not self.objective:
+            object.__setattr__(self, "objective",
+                               self.metrics.objective if self.metrics is not None else "value")
+        sense(self.objective)  # a ValueError naming the field on anything else
+        if self.upper_bound is not None and not bound_is_valid(
+                self.objective, self.value, self.upper_bound, tolerance(self.value)):
+            side = "above" if sense(self.objective) < 0 else "below"
             raise ValueError(
-                f"upper_bound: {self.upper_bound} is below the feasible value {self.value}"
+                f"upper_bound: {self.upper_bound} is {side} the feasible value {self.value}"
             )
 
     @property
+    def bound(self) -> float | None:
+        """The proven bound under the instance's objective (upper on ``V``, lower on ``F``)."""
+        return self.upper_bound
+
+    @property
+    def signed_value(self) -> float:
+        """The value times the objective's sense: larger is better under both objectives."""
+        return sense(self.objective) * self.value
+
+    @property
     def gap(self) -> float | None:
-        """Relative gap ``(upper_bound - value) / upper_bound``, or ``None``."""
-        return gap(self.value, self.upper_bound)
+        """Relative gap to the bound (:func:`instances.objective.gap`), or ``None``."""
+        return gap(self.value, self.upper_bound, self.objective)
 
     @property
     def utilization(self) -> float:
@@ -94,8 +116,10 @@ class Result:
             "instance": self.schedule.instance,
             "method": self.method,
             "status": str(self.status),
+            "objective": self.objective,
             "value": self.value,
-            "upper_bound": self.upper_bound,
+            "upper_bound": self.upper_bound if self.objective == "value" else None,
+            "bound": self.upper_bound,
             "bound_method": self.bound_method,
             "gap": self.gap,
             "lp_bound": self.lp_bound,
@@ -107,7 +131,7 @@ class Result:
         }
         if self.metrics is not None:
             for k, v in self.metrics.to_dict().items():
-                if k not in ("value", "reservation"):
+                if k not in ("value", "reservation", "objective"):
                     row[k] = v
         return rounded_all(row)
 
@@ -131,12 +155,17 @@ class Result:
             tol = self.params.get("mip_gap")
             if isinstance(tol, (int, float)) and not isinstance(tol, bool):
                 status += f" ({100 * tol:g}%)"
-        parts = [f"{self.method}: {status}", f"value {format_value(self.value)}"]
+        flow = self.objective == "flow"
+        parts = [f"{self.method}: {status}",
+                 f"{'flow' if flow else 'value'} {format_value(self.value)}"]
         if self.metrics is not None:
+            if flow:
+                parts.append(f"mean JCT {self.metrics.mean_jct_hours:.2f} h")
             parts.append(f"utilization {100 * self.metrics.utilization:.1f}%")
             parts.append(f"jobs {self.metrics.jobs_run}/{self.metrics.jobs_run + self.metrics.jobs_rejected}")
         if self.upper_bound is not None:
-            parts.append(f"bound {format_value(self.upper_bound)} (gap {100 * (self.gap or 0):.2f}%)")
+            side = "lower bound" if flow else "bound"
+            parts.append(f"{side} {format_value(self.upper_bound)} (gap {100 * (self.gap or 0):.2f}%)")
         parts.append(f"{self.runtime_s:.3f} s")
         if self.message:
             parts.append(self.message)

@@ -21,7 +21,7 @@ from heuristics.backfill import conservative_starts, easy_starts
 from heuristics.fifo import fifo_starts
 from heuristics.listsched import list_starts, parallel_starts
 from heuristics.placement import PLACEMENTS, check_placement, new_place
-from heuristics.rules import BUILTIN_RULES, order_by
+from heuristics.rules import BUILTIN_RULES, FLOW_RULES, order_by
 from heuristics.search import local_search_order, sampling_order
 from heuristics.stop import MaxIterations, MaxRuntime, MultipleCriteria, time_share
 from instances import Instance, Result
@@ -80,12 +80,16 @@ def _constructive(
 def members(inst: Instance, placement: str | None = None) -> list[tuple[str, dict[str, Any]]]:
     """The one-pass members ``best`` runs on ``inst``: :data:`CONSTRUCTIVE_MEMBERS`, and on
     nodes each of :data:`PLACED_MEMBERS` once per rule (``placement``, or all of
-    :data:`~heuristics.placement.PLACEMENTS` when ``None``)."""
+    :data:`~heuristics.placement.PLACEMENTS` when ``None``); under ``flow`` also the list
+    members of :data:`~heuristics.rules.FLOW_RULES`."""
+    chosen = list(CONSTRUCTIVE_MEMBERS)
+    if inst.objective == "flow":
+        chosen += [(m, {"rule": r}) for m in PLACED_MEMBERS for r in FLOW_RULES]
     if not inst.has_nodes:
-        return list(CONSTRUCTIVE_MEMBERS)
+        return chosen
     rules = PLACEMENTS if placement is None else (placement,)
     return [(m, {**p, "placement": r}) if m in PLACED_MEMBERS else (m, p)
-            for m, p in CONSTRUCTIVE_MEMBERS
+            for m, p in chosen
             for r in (rules if m in PLACED_MEMBERS else rules[:1])]
 
 

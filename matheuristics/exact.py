@@ -16,6 +16,7 @@ from typing import Any
 
 import milp
 from instances import Instance, Result, Status
+from instances.objective import report
 from milp.highs import ROOT_LP_SHARE
 from milp.progress import Progress
 
@@ -72,14 +73,15 @@ def _at_scale(inst: Instance, time_limit: float, ws: Result | None) -> tuple[Any
     from .lagrangian import lagrangian
 
     b = milp.bound(inst, "lagrangian", time_limit=min(20.0, LAGRANGIAN_SHARE * time_limit),
-                   lower=None if ws is None else ws.value)
+                   lower=None if ws is None else report(inst, ws.value))
     cand = lagrangian(inst, bound=b)
-    return (cand if ws is None or cand.value > ws.value else ws), b
+    return (cand if ws is None or cand.signed_value > ws.signed_value else ws), b
 
 
 def _every_job_runs(inst: Instance, ws: Any) -> bool:
-    """Whether the warm start ``ws`` (a Result) runs every job: nothing is left to search."""
-    return isinstance(ws, Result) and bool((ws.schedule.to_array(inst) >= 0).all())
+    """Whether the warm start ``ws`` (a Result) runs every job: under ``value`` nothing is left
+    to search (under ``flow`` when they start still counts)."""
+    return isinstance(ws, Result) and inst.objective == "value" and bool((ws.schedule.to_array(inst) >= 0).all())
 
 
 def _every_job(ws: Result, backend: str) -> Result:

@@ -29,6 +29,7 @@ from heuristics.listsched import list_starts
 from heuristics.placement import PLACEMENTS, new_place
 from instances import Instance, Result
 from instances.capacity import place_starts  # the one placement greedy
+from instances.objective import report, report_bound
 
 __all__ = ["lagrangian", "lagrangian_arrays"]
 
@@ -114,7 +115,8 @@ def lagrangian(inst: Instance, *, time_limit: float | None = 10.0, lower: float 
         message=(f"order: {order}; multipliers from {b.method} ({b.iterations} iterations, "
                  f"{b.runtime_s:.2f} s, {b.message})"),
     )
-    if b.value < res.value - 1e-9 * abs(res.value):  # a bound below a checked value: a bug
-        raise RuntimeError(f"bound {b.value!r} below the checked value {res.value!r}")
-    return dataclasses.replace(res, upper_bound=max(b.value, res.value),
+    worth = report(inst, res.value)
+    if b.value < worth - 1e-9 * abs(worth):  # a bound below a checked worth: a bug
+        raise RuntimeError(f"bound {b.value!r} below the checked worth {worth!r}")
+    return dataclasses.replace(res, upper_bound=report_bound(inst, max(b.value, worth)),
                                bound_method="lagrangian", runtime_s=time.perf_counter() - t0)

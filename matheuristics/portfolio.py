@@ -27,6 +27,7 @@ from typing import Any
 
 from heuristics.stop import StoppingCriterion
 from instances import Instance, Result, Schedule, Status, evaluate
+from instances.objective import report, report_bound
 from milp.assemble import tolerance
 
 from .cpsat_source import CPSAT, CPSATSource
@@ -171,7 +172,7 @@ def lp_warm_start(inst: Instance, lp: LPStart, ws: Any) -> Any:
     """The better of the LP start's schedule (checked) and the warm start ``ws`` (a Result)."""
     if lp.start is None or lp.value is None:
         return ws
-    if isinstance(ws, Result) and ws.value >= lp.value:
+    if isinstance(ws, Result) and report(inst, ws.value) >= lp.value:  # worths
         return ws
     schedule = Schedule.from_array(inst, lp.start, lp.place)
     metrics = evaluate(inst, schedule)
@@ -219,9 +220,10 @@ def account(inst: Instance, res: Result, hooks: SharedHooks | None, *, lp: LPSta
     A source's bound (CP-SAT's, the LP start's) replaces the solve's when it is smaller
     and not below the checked value; one below it is a bug, logged and left out. The
     incumbent's origin is ``highs`` (or the backend), a source's name, or the warm start's
-    (``best``, ``lp`` or the one given).
+    (``best``, ``lp`` or the one given). The sources hold worths (what the model maximises,
+    :mod:`instances.objective`); the result's figures are in the objective's units.
     """
-    value = res.value
+    value = report(inst, res.value)  # the worth
     tol = tolerance(inst, value)
     incumbent, bound_from = _solve_incumbent(res, backend), _highs_bound(res, backend)
     bounds: list[tuple[float, str]] = []
@@ -235,7 +237,8 @@ def account(inst: Instance, res: Result, hooks: SharedHooks | None, *, lp: LPSta
     if lp is not None and lp.bound is not None:
         bounds.append((lp.bound, LP))
     notes = []
-    upper, method, status = res.upper_bound, res.bound_method, res.status
+    upper = None if res.upper_bound is None else report(inst, res.upper_bound)
+    method, status, moved = res.bound_method, res.status, False
     for bound, name in sorted(bounds):
         if res.status is Status.ERROR:
             break
@@ -243,15 +246,19 @@ def account(inst: Instance, res: Result, hooks: SharedHooks | None, *, lp: LPSta
             notes.append(f"bug: {name} bound {bound!r} below the value {value!r}")
             logger.error("portfolio on %s: %s", inst.name, notes[-1])
         elif upper is None or bound < upper:
-            upper, method, bound_from = max(bound, value), name, name
-            if upper - value <= max(tol, mip_gap * abs(upper)):
+            upper, method, bound_from, moved = max(bound, value), name, name, True
+            ref = upper if inst.objective == "value" else res.value  # what the gap is of
+            if upper - value <= max(tol, mip_gap * abs(ref)):  # a worth gap is F's gap too
                 status = Status.OPTIMAL
-    lp_bound = res.lp_bound if res.lp_bound is not None or lp is None else lp.bound
+    lp_bound = res.lp_bound
+    if lp_bound is None and lp is not None and lp.bound is not None:
+        lp_bound = report_bound(inst, lp.bound)
     params = {k: v for k, v in res.params.items() if k != INCUMBENT}
     params.update(incumbent_from=incumbent, bound_from=bound_from)
     notes.append(f"incumbent from {incumbent}, bound from {bound_from}")
     if lp is not None:
         notes.insert(0, lp.summary())
     message = "; ".join([m for m in (res.message, *notes) if m])
-    return dataclasses.replace(res, upper_bound=upper, bound_method=method, status=status,
+    shown_upper = report_bound(inst, upper) if moved and upper is not None else res.upper_bound
+    return dataclasses.replace(res, upper_bound=shown_upper, bound_method=method, status=status,
                                params=params, message=message, lp_bound=lp_bound)

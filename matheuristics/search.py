@@ -23,6 +23,7 @@ import numpy as np
 from heuristics import start_value
 from heuristics.stop import StoppingCriterion
 from instances import Instance, Status
+from instances.objective import start_worth
 
 from .gpus import index_width
 from .guide import guided_instance
@@ -210,7 +211,7 @@ def _search(
     runnable = inst.releases + inst.durations <= inst.deadlines
     can_run = int(runnable.sum())
     # on version 3: no schedule is worth more than every job that can run (then stop)
-    top = float(inst.job_values[runnable].sum()) if v3 else np.inf
+    top = start_worth(inst, np.where(runnable, inst.releases, -1)) if v3 else np.inf
     done = improved = 0
     size = p.max_jobs  # freed jobs per window: shrinks after a window MILP is not solved
     stall = 0  # rounds since the last improvement
@@ -259,7 +260,7 @@ def _search(
         if freed.size == 0:
             continue
         w = make_window(work, start, place, a, b, freed, idx)
-        before = float(work.job_values[freed][start[freed] >= 0].sum())
+        before = start_worth(w.sub, w.warm)  # the freed jobs' worth as they are
         ans = solve_window(w, min(p.sub_time_limit * boost, left - SOLVE_MARGIN_S), before)
         if ans.status is None:
             logger.info("lns: window [%d, %d) skipped: %s", a, b, ans.note)

@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from instances import Instance, Job, Service
+from instances.objective import window_meta
 from instances.resources import resources
 from milp.fixed import FixedUse
 
@@ -142,7 +143,7 @@ def sub_instance(
     )
     sub = Instance(f"{inst.name}[{a}:{b}]", inst.num_gpus, b - a,
                    (Service("rest", 1.0, tuple((inst.num_gpus - cap[a:b]).tolist())),),
-                   jobs, inst.slot_hours)
+                   jobs, inst.slot_hours, meta=window_meta(inst, a), objective=inst.objective)
     warm = np.where(run[freed], start[freed] - a, -1).astype(np.int64)
     return sub, warm
 
@@ -219,7 +220,7 @@ def resource_window(
                  for j in freed.tolist())
     sub = Instance(f"{inst.name}[{a}:{b}]", G, b - a,
                    (Service("rest", 1.0, tuple(int(d) for d in rest)),), jobs, inst.slot_hours,
-                   nodes=sub_nodes)
+                   meta=window_meta(inst, a), nodes=sub_nodes, objective=inst.objective)
     run = start[freed] >= 0
     rows = place[freed, : sub.max_span]
     if nodes is not None:  # the instance's node positions as the sub-instance's

@@ -18,19 +18,21 @@ __all__ = ["cheapest_starts"]
 @njit(cache=True, nogil=True)
 def cheapest_starts(
     prefix: np.ndarray, offsets: np.ndarray, starts: np.ndarray, dur: np.ndarray,
-    cost: np.ndarray, arg: np.ndarray,
+    delay: np.ndarray, cost: np.ndarray, arg: np.ndarray,
 ) -> None:  # pragma: no cover (compiled; tested through its results)
-    """``cost[i] = min_s prefix[s + p_i] - prefix[s]`` over ``starts[offsets[i]:offsets[i+1]]``.
+    """``cost[i] = min_s prefix[s + p_i] - prefix[s] + delay_i s`` over
+    ``starts[offsets[i]:offsets[i+1]]`` (``delay``: 0 under ``value``).
 
     ``arg[i]`` is the earliest start reaching it (starts ascending).
     """
     for i in range(dur.shape[0]):
         p = dur[i]
+        d = delay[i]
         best = np.inf
         at = -1
         for k in range(offsets[i], offsets[i + 1]):
             s = starts[k]
-            w = prefix[s + p] - prefix[s]
+            w = prefix[s + p] - prefix[s] + d * s
             if w < best:
                 best = w
                 at = s

@@ -25,6 +25,7 @@ import numpy as np
 
 from instances import InfeasibleScheduleError, Instance, Result, Status, evaluate
 from instances.arrays import Reservation
+from instances.objective import report
 from instances.rounding import tolerance as rounding_tolerance
 
 from .backend import RawSolve
@@ -78,11 +79,11 @@ def assemble(
             notes.append(f"{label} rejected by the checker: {e}")
             status = Status.ERROR
             continue
-        if best is None or metrics.value > best[2].value + tolerance(inst, metrics.value):
-            best = (label, schedule, metrics)
+        worth = report(inst, metrics.value)  # the model's objective: larger is better
+        if best is None or worth > best[3] + tolerance(inst, worth):
+            best = (label, schedule, metrics, worth)
     assert best is not None  # the empty schedule is always feasible
-    label, schedule, metrics = best
-    value = metrics.value
+    label, schedule, metrics, value = best
     if label != "solver" and raw.start is not None:
         notes.append(f"incumbent from the {label}")
     elif raw.start is None and status is not Status.OPTIMAL:
@@ -90,6 +91,7 @@ def assemble(
 
     upper: float | None
     bound_method: str | None
+    # on the worth, as the model maximises it
     upper, bound_method = held.smallest(form.trivial_bound, raw.dual_bound, raw.lp_bound,
                                         status is not Status.ERROR)
     if held.note():
@@ -106,17 +108,17 @@ def assemble(
         if (status is Status.TIME_LIMIT and (held.flat is not None or held.relaxed is not None)
                 and upper - value <= tolerance(inst, value)):
             status = Status.OPTIMAL
-    return Result(
+    return Result(  # the figures in the objective's units (V, or F and a lower bound on it)
         method=method,
         status=status,
         schedule=schedule,
-        value=value,
-        upper_bound=upper,
+        value=metrics.value,
+        upper_bound=None if upper is None else report(inst, upper),
         runtime_s=time.perf_counter() - t0,
         metrics=metrics,
         reservation=reservation,
         params=call,
-        lp_bound=raw.lp_bound,
+        lp_bound=None if raw.lp_bound is None else report(inst, raw.lp_bound),
         nodes=raw.nodes,
         message="; ".join(notes),
         bound_method=bound_method,

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from instances import Status
+from instances.objective import start_worth
 
 from .formulation import Formulation
 from .progress import Progress
@@ -35,8 +36,8 @@ def as_solution(x: Any) -> Solution | None:
 
 
 def solution_value(form: Formulation, sol: Solution) -> float:
-    """The value of the jobs a solution runs."""
-    return float(form.instance.job_values[sol[0] >= 0].sum())
+    """The worth of a solution (its value under ``value``)."""
+    return start_worth(form.instance, sol[0])
 
 
 @dataclass(frozen=True)

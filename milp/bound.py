@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from instances import BoundCertificate, Instance, lagrangian_value
+from instances.objective import report_bound
 from instances.resources import uses_resources
 
 from .builder import build
@@ -85,6 +86,12 @@ class Bound:
     history: tuple[float, ...] = field(default=(), repr=False)
     message: str = ""
 
+    def reported(self, inst: Instance) -> float:
+        """The bound in the objective's units: an upper bound on ``V``, a lower bound on ``F``
+        (:func:`instances.objective.report_bound`; :attr:`value` bounds the worth).
+        """
+        return report_bound(inst, self.value)
+
     def certificate(self, inst: Instance) -> BoundCertificate:
         """The ``gpusched-bound/1`` certificate of this bound for ``inst``.
 
@@ -95,8 +102,8 @@ class Bound:
         """
         if self.multipliers is None:
             raise ValueError(f"multipliers: method {self.method!r} gives no certificate")
-        return BoundCertificate(
-            inst.name, self.method, self.value, tuple(float(x) for x in self.multipliers),
+        return BoundCertificate(  # the bound in the objective's units (a lower bound on F)
+            inst.name, self.method, self.reported(inst), tuple(float(x) for x in self.multipliers),
             {"runtime_s": round(self.runtime_s, 3), "iterations": self.iterations},
         )
 

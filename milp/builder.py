@@ -790,8 +790,9 @@ def _formulation(inst: Instance, base: _Base, cols: _Columns, busy: _Busy, rows:
     empty = np.zeros(0, dtype=np.int64)
     return Formulation(
         instance=inst,
-        c=_ro(np.concatenate([inst.job_values[rep][col_group] if n else np.zeros(0),
-                              np.zeros(n_sum + nb)])),
+        c=_ro(np.concatenate([(inst.worth_base[rep][col_group]
+                               - inst.worth_slope[rep][col_group] * cols.col_start) if n
+                              else np.zeros(0), np.zeros(n_sum + nb)])),
         A=A,
         row_lower=_ro(np.concatenate(rows.lower)),
         row_upper=_ro(np.concatenate(rows.upper)),

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from instances import Status
+from instances import Instance, Status
 from instances.resources import resources, uses_resources
 
 from .backend import RawSolve, Solution, as_solution
@@ -113,7 +113,9 @@ def solve_cpsat(
                          "relaxation")
     inst = form.instance
     model = cp_model.CpModel()
-    scale, coef = objective_scale(inst.job_values)
+    timed = inst.objective != "value"  # a start's delay costs (flow)
+    scale, coef = objective_scale(np.concatenate([inst.worth_base, inst.worth_slope])
+                                  if timed else inst.worth_base)
     jobs = _job_vars(form, model)
     for t, length, height in demand_runs(np.asarray(inst.total_demand)):
         jobs.pool.append(model.new_fixed_size_interval_var(t, length, f"demand_{t}"))
@@ -129,7 +131,8 @@ def solve_cpsat(
         model.add_cumulative(ivs, hs, cap)
     if uses_resources(inst):
         _node_resources(form, model, jobs)
-    model.maximize(sum(int(coef[j]) * x for j, x in jobs.present.items()))
+    model.maximize(sum(int(coef[j]) * x for j, x in jobs.present.items())
+                   - (_delay_cost(inst, model, jobs, scale) if timed else 0))
     ws = as_solution(warm_start)
     if ws is not None:
         _hint(form, model, jobs, ws)
@@ -192,6 +195,24 @@ def solve_cpsat(
         place=place,
         gpu=gpu,
     )
+
+
+def _delay_cost(inst: Instance, model: Any, jobs: _JobVars, scale: float) -> Any:
+    """``sum_j slope_j S_j`` over the jobs run, scaled and rounded down (the objective
+    then never falls below the worth, so CP-SAT's bound stays one)."""
+    v = inst.worth_slope * scale
+    near = np.abs(v - np.rint(v)) <= 1e-9 * np.maximum(1.0, v)
+    slope = np.where(near, np.rint(v), np.floor(v)).astype(np.int64)
+    terms = []
+    for j, x in jobs.present.items():
+        if slope[j] == 0:
+            continue
+        s = jobs.starts[j]
+        e = model.new_int_var(0, jobs.span[j][1], f"delay_{inst.jobs[j].name}")  # S_j if run, else 0
+        model.add(e == s).only_enforce_if(x)
+        model.add(e == 0).only_enforce_if(~x)
+        terms.append(int(slope[j]) * e)
+    return sum(terms)
 
 
 @dataclass

@@ -73,7 +73,7 @@ def column_bounds(inst: Instance, lam: np.ndarray, jobs: np.ndarray, starts: np.
     """
     prefix = np.concatenate([[0.0], np.cumsum(lam)])
     p = inst.durations[jobs]
-    profit = (inst.job_values[jobs]
+    profit = (inst.worth_base[jobs] - inst.worth_slope[jobs] * starts
               - capacity_amounts(inst)[jobs] * (prefix[starts + p] - prefix[starts]))
     best = np.zeros(inst.num_jobs)
     np.maximum.at(best, jobs, profit)

@@ -182,11 +182,15 @@ class Formulation:
 
     @property
     def trivial_bound(self) -> float:
-        """Value of running every job that has a column: a crude upper bound."""
+        """Worth of running every job that has a column at its best column: a crude upper bound."""
         if self.num_x == 0:
             return 0.0
         has = np.unique(self.col_group)
-        return float(sum(float(self.instance.job_values[self.groups[k]].sum()) for k in has))
+        if self.instance.objective == "value":  # one worth per job: its value
+            return float(sum(float(self.instance.job_values[self.groups[k]].sum()) for k in has))
+        best = np.full(len(self.groups), -np.inf)
+        np.maximum.at(best, self.col_group, self.c[: self.num_x])
+        return float(sum(best[k] * len(self.groups[k]) for k in has))
 
     @cached_property
     def reduced(self) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from instances import Instance
+from instances.objective import start_worth
 
 from .bound import LAGRANGIAN_SHARE, Bound, bound
 from .fixing import fix_columns, reduced_cost_fixing
@@ -109,7 +110,7 @@ def bounds_before_solve(
         lagrangian if lagrangian is not None else form.num_cols >= LAGRANGIAN_FIRST_COLUMNS)
     if not (first or fixing) or form.num_cols == 0:
         return form, held
-    value = float(inst.job_values[warm_start >= 0].sum()) if warm_start is not None else None
+    value = start_worth(inst, warm_start) if warm_start is not None else None
     budget = min(20.0, LAGRANGIAN_SHARE * time_limit, max(0.0, time_limit - elapsed))
     held.lagrangian = given if given is not None else bound(
         inst, "lagrangian", time_limit=budget, lower=value)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from instances import Status
+from instances.objective import least_flow
 
 from .backend import IncumbentHooks, RawSolve, Solution, as_solution
 from .export import objective_scale, pass_model, silence_banner
@@ -233,7 +234,8 @@ def solve_highs(
                               f"HiGHS: not run, its presolve of {form.nnz} nonzeros would "
                               f"outlast the {remaining:.0f} s left")
         h.setOptionValue("time_limit", remaining)
-        h.setOptionValue("mip_rel_gap", float(mip_gap))
+        rel, absolute = solver_gaps(form, mip_gap)
+        h.setOptionValue("mip_rel_gap", rel)
         h.setOptionValue("random_seed", int(seed))
         import highspy
 
@@ -246,6 +248,8 @@ def solve_highs(
             if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
                 raise ValueError(f"params: HiGHS rejects option {key}={value!r}")
         scale = pass_model(h, form)
+        if absolute is not None:
+            h.setOptionValue("mip_abs_gap", absolute * scale)
         if ws is not None:
             h.setSolution(form.num_cols, np.arange(form.num_cols, dtype=np.int32), form.encode(*ws))
         if progress is not None:
@@ -321,7 +325,22 @@ def cutoff_bound(form: Formulation, cutoff: float, mip_gap: float) -> float:
     """
     from .assemble import tolerance
 
-    return float(cutoff) + mip_gap * abs(float(cutoff)) + tolerance(form.instance, float(cutoff))
+    rel, absolute = solver_gaps(form, mip_gap)
+    slack = absolute if absolute is not None else rel * abs(float(cutoff))
+    return float(cutoff) + slack + tolerance(form.instance, float(cutoff))
+
+
+def solver_gaps(form: Formulation, mip_gap: float) -> tuple[float, float | None]:
+    """HiGHS's relative gap and absolute gap (``None``: its default) for ``mip_gap``.
+
+    HiGHS measures its gap on the worth it maximises. Under ``flow`` the gap asked for is
+    on ``F``, far smaller than the worth ``C - F``: it is given as an absolute gap of
+    ``mip_gap`` times the least flow any schedule has (:func:`instances.objective.least_flow`),
+    so that a search that stops holds ``(F - bound) / F <= mip_gap``.
+    """
+    if form.instance.objective == "value":
+        return float(mip_gap), None
+    return 0.0, float(mip_gap) * least_flow(form.instance)
 
 
 PROBE_MIN_S = 1.0

@@ -22,6 +22,7 @@ import numpy as np
 
 from instances import Instance
 from instances.lagrangian import capacity_amounts
+from instances.objective import delay_price
 
 __all__ = ["COLD_LIMIT", "SEARCHES", "LagrangianOracle", "Search", "compiled_kernel",
            "initial_multipliers", "kernel_loaded", "subgradient", "volume"]
@@ -80,9 +81,14 @@ class LagrangianOracle:
         self.rows = [np.arange(js.size) for _, js, _ in self.groups]
         self.jobs = (np.concatenate([j for _, j, _ in self.groups]) if self.groups
                      else np.zeros(0, dtype=np.int64))
-        self.v = inst.job_values[self.jobs].astype(np.float64)
+        self.v = inst.worth_base[self.jobs].astype(np.float64)  # v_j under value
         self.g = capacity_amounts(inst)[self.jobs]  # g_j, or a_j with shared jobs
         self.p = inst.durations[self.jobs]
+        self.delay = delay_price(inst, capacity_amounts(inst))[self.jobs]  # 0 under value
+        self.timed = bool(self.delay.any())  # a start's delay costs (flow)
+        self.delays = [self.delay[at - js.size:at][:, None] * np.arange(pen.shape[1])[None, :]
+                       for at, (_, js, pen) in zip(np.cumsum([j.size for _, j, _ in self.groups]),
+                                                  self.groups)] if self.timed else []
         self.calls = 0
 
     @property
@@ -103,11 +109,14 @@ class LagrangianOracle:
         best = np.empty(self.jobs.size)
         arg = np.empty(self.jobs.size, dtype=np.int64)
         if self.kernel is not None:
-            self.kernel(prefix, self.offsets, self.starts, self.p, best, arg)
+            self.kernel(prefix, self.offsets, self.starts, self.p, self.delay, best, arg)
         else:
             at = 0
-            for (dur, js, penalty), cost, rows in zip(self.groups, self.buffers, self.rows):
+            for k, ((dur, js, penalty), cost, rows) in enumerate(
+                    zip(self.groups, self.buffers, self.rows)):
                 np.add(penalty, prefix[dur:] - prefix[:-dur], out=cost)
+                if self.timed:
+                    cost += self.delays[k]
                 k = cost.argmin(axis=1)
                 best[at : at + js.size] = cost[rows, k]
                 arg[at : at + js.size] = k

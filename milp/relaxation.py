@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from instances import Instance, Status
+from instances.objective import start_worth
 
 from .assemble import tolerance
 from .backend import as_solution
@@ -108,7 +109,7 @@ def relaxation(
     notes = [f"{kind} relaxation: {raw.message}"]
     if start is not None:
         if form.feasible(start, place):
-            value = float(inst.job_values[start >= 0].sum())
+            value = start_worth(inst, start)
         else:
             notes.append("its incumbent breaks a row of the relaxed model; left out")
             start = place = None

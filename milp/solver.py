@@ -22,6 +22,7 @@ import numpy as np
 
 from instances import Instance, Result, Schedule, Status
 from instances.capacity import place_starts
+from instances.objective import report, start_worth
 from instances.resources import shares_gpus, uses_resources
 
 from .assemble import assemble
@@ -407,7 +408,7 @@ def _lead_warm_start(inst: Instance, setup: _Setup) -> WarmStart | None:
     WarmStart or None
         The leading warm start, or ``None`` without one.
     """
-    first = max(setup.warm, key=lambda w: float(inst.job_values[w[1] >= 0].sum()), default=None)
+    first = max(setup.warm, key=lambda w: start_worth(inst, w[1]), default=None)
     if first is not None:
         setup.call.setdefault("warm_start", first[0])
     return first
@@ -450,7 +451,8 @@ def _hold_bounds(p: MILPParams, setup: _Setup, first: WarmStart | None, lagrangi
                                      p.time_limit, time.perf_counter() - t0,
                                      lagrangian=lagrangian, fixing=p.fixing)
     if flat is not None and flat.status is not Status.ERROR and flat.upper_bound is not None:
-        held.flat = (float(flat.upper_bound), str(flat.status))
+        held.flat = (report(setup.form.instance, float(flat.upper_bound)),  # a worth
+                     str(flat.status))
     if relaxed is not None and relaxed.upper_bound is not None:
         held.relaxed = (float(relaxed.upper_bound), str(relaxed.status), relaxed.kind)
     return form, held
@@ -532,7 +534,7 @@ def _finish(inst: Instance, p: MILPParams, setup: _Setup, form: Formulation, raw
         :func:`milp.assemble.assemble`'s result, the notes before its message and
         ``params["incumbent"]`` the source of its schedule.
     """
-    known = [float(inst.job_values[a >= 0].sum())
+    known = [start_worth(inst, a)
              for a in (raw.start, None if first is None else first[1]) if a is not None]
     bound_after_solve(inst, held, raw.dual_bound, raw.lp_bound, lagrangian, p.time_limit,
                       lower=max(known) if known else None)

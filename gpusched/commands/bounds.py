@@ -46,11 +46,13 @@ def cmd_bound(args: argparse.Namespace) -> int:
     if args.output:
         save_output(args.output, instances.save_bound, b.certificate(inst))
     if args.json:
-        print(json_line({"instance": inst.name, "method": b.method, "value": b.value,
+        print(json_line({"instance": inst.name, "method": b.method, "value": b.reported(inst),
+                         "objective": inst.objective,
                          "runtime_s": b.runtime_s, "iterations": b.iterations,
                          "lower": b.lower, "message": b.message}))
     else:
-        print(f"{inst.name}: upper bound {format_value(b.value)} ({b.method}: "
+        side = "lower" if inst.objective == "flow" else "upper"
+        print(f"{inst.name}: {side} bound {format_value(b.reported(inst))} ({b.method}: "
               f"{b.iterations} iterations in {b.runtime_s:.2f} s, {b.message})")
     return 0
 
@@ -68,15 +70,17 @@ def cmd_check_bound(args: argparse.Namespace) -> int:
     except ValueError as e:
         where = args.schedule if isinstance(e, instances.InfeasibleScheduleError) else args.certificate
         raise ValueError(f"{where}: {e}") from None
+    side = "lower" if inst.objective == "flow" else "upper"
     if args.json:
         print(json_line({"holds": ok, "stated": cert.value, "recomputed": recomputed,
                          "method": cert.method}))
     elif ok:
-        print(f"bound holds: upper bound {format_value(cert.value)}, recomputed from the "
+        print(f"bound holds: {side} bound {format_value(cert.value)}, recomputed from the "
               f"multipliers {format_value(recomputed)}")
     else:
-        short = (recomputed - cert.value) / max(abs(recomputed), 1e-300)
-        print(f"bound does NOT hold: upper bound {format_value(cert.value)} is below "
+        short = abs(recomputed - cert.value) / max(abs(recomputed), 1e-300)
+        print(f"bound does NOT hold: {side} bound {format_value(cert.value)} is "
+              f"{'above' if side == 'lower' else 'below'} "
               f"{format_value(recomputed)} recomputed from the multipliers (by {short:.2g} "
               f"relative; the tolerance is {BOUND_TOLERANCE:g})")
     return 0 if ok else 1

@@ -157,8 +157,8 @@ def finish_row(row: dict[str, Any], started: float) -> dict[str, Any]:
 
 
 RESULT_COLUMNS: tuple[str, ...] = (
-    "status", "value", "upper_bound", "gap", "lp_bound", "nodes", "runtime_s", "reservation",
-    "message",
+    "status", "objective", "value", "upper_bound", "bound", "gap", "lp_bound", "nodes",
+    "runtime_s", "reservation", "message",
 )
 """The columns of a row that say how its method ended (``None`` where a method has none)."""
 

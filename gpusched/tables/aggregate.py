@@ -2,9 +2,9 @@
 
 Every figure comes from the stored rows (so from :func:`instances.evaluate`):
 gains are :func:`instances.gain` over the baseline's row of the instance, gaps
-:func:`instances.gap` to the instance's best known bound (the smallest
-``upper_bound`` of its rows). A best bound below a feasible value is a bug: it
-is logged and flagged (``ub_conflict``).
+:func:`instances.gap` to the instance's best known bound (the smallest upper bound of
+its rows under ``value``, the largest lower bound under ``flow``). A best bound on the
+wrong side of a feasible value is a bug: it is logged and flagged (``ub_conflict``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,13 @@ def _metrics(row: pd.Series) -> Metrics | None:
         v = row.get(k)
         kw[k] = math.nan if v is None or pd.isna(v) else v
     kw["reservation"] = str(row.get("reservation") or "curve")
+    kw["objective"] = _objective(row.get("objective"))
     return Metrics(**kw)
+
+
+def _objective(x: Any) -> str:
+    """A row's objective (``value`` for the rows of before the field)."""
+    return "value" if x is None or (isinstance(x, float) and math.isnan(x)) else str(x)
 
 
 def prepare(df: pd.DataFrame, baseline: str = "fifo") -> pd.DataFrame:
@@ -53,15 +59,19 @@ def prepare(df: pd.DataFrame, baseline: str = "fifo") -> pd.DataFrame:
     df = df.reset_index(drop=True)
     key = "instance_hash" if "instance_hash" in df.columns else "instance"
     ok = df["status"] != "error"
-    for col in ("value", "upper_bound", "utilization", "runtime_s"):
+    for col in ("value", "upper_bound", "bound", "utilization", "runtime_s"):
         if col not in df.columns:
             df[col] = np.nan
         df[col] = pd.to_numeric(df[col], errors="coerce")
     df.loc[~ok, ["value", "utilization"]] = np.nan
-    df["best_ub"] = df.groupby(key)["upper_bound"].transform("min")
-    df["best_value"] = df.groupby(key)["value"].transform("max")
+    objective = (df["objective"] if "objective" in df.columns
+                 else pd.Series([None] * len(df), index=df.index)).map(_objective)
+    sign = np.where(objective == "flow", -1.0, 1.0)  # larger signed values are better
+    bound = df["bound"].where(df["bound"].notna(), df["upper_bound"])  # rows of before: upper_bound
+    df["best_ub"] = sign * (sign * bound).groupby(df[key]).transform("min")
+    df["best_value"] = sign * (sign * df["value"]).groupby(df[key]).transform("max")
     tol = 1e-6 * np.maximum(1.0, df["best_value"].abs())
-    df["ub_conflict"] = df["best_ub"] < df["best_value"] - tol
+    df["ub_conflict"] = sign * (df["best_ub"] - df["best_value"]) < -tol
     if df["ub_conflict"].any():
         bad = sorted(df.loc[df["ub_conflict"], "instance"].unique())
         logger.error("best known upper bound below a feasible value on %d instance(s): %s "
@@ -71,7 +81,7 @@ def prepare(df: pd.DataFrame, baseline: str = "fifo") -> pd.DataFrame:
         if not ok[row.name] or pd.isna(row["value"]):
             return math.nan
         ub = None if pd.isna(row["best_ub"]) else float(row["best_ub"])
-        out = instances.gap(float(row["value"]), ub)
+        out = instances.gap(float(row["value"]), ub, objective[row.name])
         return math.nan if out is None else out
 
     df["gap_best"] = df.apply(g, axis=1) if len(df) else np.nan

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import heuristics
 import instances
-from instances.resources import jobs_use_resources
 
 FAST_FAMILIES = [f for f in instances.FAMILIES if f != "large"]
 
@@ -20,10 +18,6 @@ def test_generated_instances_validate_and_fifo_passes_the_checker(family, seed) 
     # Round trip through the file format re-runs every validation rule.
     again = instances.instance_from_dict(instances.instance_to_dict(inst))
     assert again == inst
-    if jobs_use_resources(inst):  # model version 3: the methods refuse it until they read it
-        with pytest.raises(ValueError, match="version 3 resources are not supported"):
-            heuristics.solve(inst, "fifo")
-        return
     for method in ("fifo", "fifo-curve"):
         res = heuristics.solve(inst, method)
         m = instances.evaluate(inst, res.schedule, res.reservation, enforce_reservation=True)

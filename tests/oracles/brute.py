@@ -4,6 +4,10 @@ Depth-first over the jobs in order: each job is either not run or started at
 one of ``release .. min(deadline, horizon) - duration``; a start is tried only
 if the job fits on every slot it covers. Nothing here is shared with the MILP
 code. Meant for at most six jobs on short horizons.
+
+Under the ``flow`` objective each brute force returns the least weighted flow time
+``F = sum_j w_j (C_j - r_j) h`` over every job (a job not run ends at ``T + p_j``),
+computed here from its definition (:func:`flow_of`), not from the toolkit's worths.
 """
 
 from __future__ import annotations
@@ -27,12 +31,25 @@ def tiny_instance(seed: int, n: int = 6, G: int = 4, T: int = 10) -> Instance:
     return Instance(f"tiny-{seed}", G, T, (Service("svc", 2.0, demand),), tuple(jobs))
 
 
+def flow_of(inst: Instance, starts: dict[str, int]) -> float:
+    """``F`` of the starts given, from its definition: every job, one not run censored at ``T``."""
+    return sum(j.priority * (starts.get(j.name, inst.horizon) + j.duration - j.release)
+               * inst.slot_hours for j in inst.jobs)
+
+
+def improves(inst: Instance, new: float, old: float) -> bool:
+    """Whether figure ``new`` beats ``old`` (more value, or less flow; float sums: a margin)."""
+    if inst.objective == "flow":
+        return new < old * (1 - 1e-12) - 1e-12
+    return new > old * (1 + 1e-12) + 1e-12
+
+
 def brute_force(inst: Instance) -> tuple[float, Schedule]:
-    """The best value over every feasible schedule, and one schedule reaching it."""
+    """The best value (or least flow) over every feasible schedule, and one schedule reaching it."""
     G, T = inst.num_gpus, inst.horizon
     free = [G - sum(s.demand[t] for s in inst.services) for t in range(T)]
     jobs = list(inst.jobs)
-    best_value = 0.0
+    best_value = flow_of(inst, {}) if inst.objective == "flow" else 0.0
     best_starts: dict[str, int] = {}
     starts: dict[str, int] = {}
 
@@ -46,8 +63,8 @@ def brute_force(inst: Instance) -> tuple[float, Schedule]:
     def visit(k: int) -> None:
         nonlocal best_value, best_starts
         if k == len(jobs):
-            v = value_of(starts)
-            if v > best_value:
+            v = flow_of(inst, starts) if inst.objective == "flow" else value_of(starts)
+            if improves(inst, v, best_value):
                 best_value, best_starts = v, dict(starts)
             return
         job = jobs[k]

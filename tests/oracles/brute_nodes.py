@@ -14,6 +14,7 @@ from __future__ import annotations
 from itertools import combinations
 
 import numpy as np
+from brute import flow_of, improves
 
 from instances import Instance, Job, Node, Schedule, Service
 
@@ -60,13 +61,13 @@ def placements_of(inst: Instance, job: Job) -> list[tuple[str, ...]]:
 
 
 def brute_force_nodes(inst: Instance) -> tuple[float, Schedule]:
-    """The best value over every feasible node schedule, and one schedule reaching it."""
+    """The best value (or least flow) over every feasible node schedule, and one reaching it."""
     T = inst.horizon
     nodes = {node.name: node.gpus for node in inst.nodes or ()}
     pool = [inst.num_gpus - sum(s.demand[t] for s in inst.services) for t in range(T)]
     room = {name: [gpus] * T for name, gpus in nodes.items()}
     jobs = list(inst.jobs)
-    best_value = 0.0
+    best_value = flow_of(inst, {}) if inst.objective == "flow" else 0.0
     best: tuple[dict[str, int], dict[str, dict[str, int]]] = ({}, {})
     starts: dict[str, int] = {}
     where: dict[str, dict[str, int]] = {}
@@ -74,7 +75,9 @@ def brute_force_nodes(inst: Instance) -> tuple[float, Schedule]:
     def visit(k: int, value: float) -> None:
         nonlocal best_value, best
         if k == len(jobs):
-            if value > best_value:
+            if inst.objective == "flow":
+                value = flow_of(inst, starts)
+            if improves(inst, value, best_value):
                 best_value, best = value, (dict(starts), dict(where))
             return
         job = jobs[k]

@@ -20,6 +20,7 @@ from fractions import Fraction
 from itertools import combinations
 
 import numpy as np
+from brute import flow_of, improves
 
 from instances import Instance, Job, Node, Schedule, Service
 
@@ -132,7 +133,8 @@ def brute_force_v3(inst: Instance, reservation: str = "curve") -> tuple[float, S
     jobs = sorted(inst.jobs, key=lambda j: -j.priority * j.gpus * j.gpu_milli / FULL * j.duration)
     values = [j.priority * j.gpus * j.gpu_milli / FULL * j.duration * inst.slot_hours for j in jobs]
     rest = [sum(values[i:]) for i in range(len(jobs) + 1)]
-    best_value = 0.0
+    flow = inst.objective == "flow"
+    best_value = flow_of(inst, {}) if flow else 0.0
     best: tuple[dict[str, int], dict[str, dict[str, list[int]]]] = ({}, {})
     starts: dict[str, int] = {}
     where: dict[str, dict[str, list[int]]] = {}
@@ -154,10 +156,11 @@ def brute_force_v3(inst: Instance, reservation: str = "curve") -> tuple[float, S
 
     def visit(m: int, value: float) -> None:
         nonlocal best_value, best
-        if value > best_value * (1 + 1e-12) + 1e-12:
-            best_value, best = value, (dict(starts),
-                                       {n: dict(w) for n, w in where.items()})
-        if m == len(jobs) or value + rest[m] <= best_value * (1 + 1e-12) + 1e-12:
+        figure = flow_of(inst, starts) if flow else value  # the jobs left not run
+        if improves(inst, figure, best_value):
+            best_value, best = figure, (dict(starts),
+                                        {n: dict(w) for n, w in where.items()})
+        if m == len(jobs) or (not flow and value + rest[m] <= best_value * (1 + 1e-12) + 1e-12):
             return  # even every job left cannot beat the best (float sums: a relative margin)
         job = jobs[m]
         end_by = T if job.deadline is None else min(job.deadline, T)
