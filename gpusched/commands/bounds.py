@@ -15,7 +15,7 @@ to :data:`milp.bound.BOUND_METHODS`)."""
 
 def register(sub: Any) -> None:
     """Add the bound subcommands to ``sub`` (an argparse subparsers object)."""
-    p = sub.add_parser("bound", help="a certified upper bound (Lagrangian multipliers)")
+    p = sub.add_parser("bound", help="a certified bound: upper on value, lower on flow (Lagrangian multipliers)")
     p.add_argument("instance", help="instance file (gpusched-instance/1)")
     p.add_argument("--method", "-m", default="lagrangian", choices=BOUND_METHOD_NAMES,
                    help="how to find the multipliers (default lagrangian)")
@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("check-bound", help="recompute a bound certificate: exit 0 if it holds, 1 if not")
     p.add_argument("instance", help="instance file")
     p.add_argument("certificate", help="certificate file (gpusched-bound/1)")
-    p.add_argument("--schedule", help="a schedule file: the bound must not be below its value")
+    p.add_argument("--schedule", help="a schedule file: the bound must not be past its value (below V, above F)")
     p.add_argument("--json", action="store_true", help="print one JSON object on one line")
     p.set_defaults(func=cmd_check_bound)
 
