@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from . import arrivals
 from .core import (
     bars_wanted,
     parse_params,
@@ -101,29 +102,33 @@ def register(sub: Any) -> None:
                    help="methods whose example schedules are drawn (results folder)")
     p.set_defaults(func=cmd_plot)
 
-    p = sub.add_parser("reproduce", help="reproduce the seed's comparison (seed), or test it "
-                       "on days of the openb trace (real)")
-    p.add_argument("target", choices=("seed", "real"), help="what to reproduce")
+    p = sub.add_parser("reproduce", help="reproduce the seed's comparison (seed), test it "
+                       "on days of the openb trace (real), or on the ITP and Philly arrival "
+                       "logs under both objectives (arrivals)")
+    p.add_argument("target", choices=("seed", "real", "arrivals"), help="what to reproduce")
     p.add_argument("-o", "--output", default=None,
-                   help="results folder (default results/seed or results/real)")
+                   help="results folder (default results/TARGET)")
     seed_flags(p, "5", prefix="seed: ", one="seed: one seed, this one alone")
     p.add_argument("--time-limit", type=seconds, default=None,
-                   help="seconds per MILP (default 20 for seed, 10 for real)")
+                   help="seconds per MILP (default 20 for seed, 10 for real); arrivals: "
+                        "seconds of the Lagrangian bound per instance (default 5)")
     p.add_argument("--days", default=None,
                    help="real: openb days, A-B or a comma list (default every third of 115-149)")
     p.add_argument("--pools", default=None, help="real: pool sizes, comma list (default 8,16,32)")
     p.add_argument("--best-time-limit", type=seconds, default=None,
-                   help="real: seconds of best per instance (default 2)")
+                   help="real, arrivals: seconds of best per instance (default 2, 3)")
     p.add_argument("--inference-share", type=float, default=None,
                    help="real: share of the pool the ServeGen series asks at its peak (default 0.3)")
     p.add_argument("--quick", action="store_true",
-                   help="real: two days (130 and 149) on 8 and 16 GPUs, short limits")
+                   help="real: two days (130 and 149) on 8 and 16 GPUs, short limits; "
+                        "arrivals: one ITP day of seed 1 at loads 1 and 2, short limits")
     p.add_argument("--resources", default=None,
                    help="real: gpus, full or gpus,full (default both: version 2 and version 3)")
     p.add_argument("--no-ablation", action="store_true",
                    help="skip the extra heuristics of the ablation table")
     p.add_argument("-p", "--param", action="append", default=[], metavar="METHOD.KEY=VALUE",
                    help="method parameter, e.g. -p best.time_limit=2 (repeatable)")
+    arrivals.add_flags(p)
     _run_args(p, output=False)
     p.set_defaults(func=cmd_reproduce)
 
@@ -325,6 +330,12 @@ def cmd_reproduce_real(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.output is None:
         args.output = f"results/{args.target}"
+    if args.target == "arrivals":
+        return arrivals.cmd_reproduce_arrivals(args)
+    given = [f for f in arrivals.ARRIVAL_FLAGS if getattr(args, f) is not None]
+    if given:
+        raise ValueError(f"--{given[0].replace('_', '-')}: an option of reproduce arrivals, "
+                         f"not {args.target}")
     if args.target == "real":
         return cmd_reproduce_real(args)
     for flag in ("days", "pools", "best_time_limit", "inference_share", "resources"):
