@@ -144,6 +144,10 @@ def plan() -> list[Spec]:
     if "openb-day" in instances.FAMILIES:
         for s in (3, 9, 17):
             out.append(Spec("openb-day", _src("openb-day", s), _gen("openb-day", s), 20))
+    # arrival traces (version 4): a 3-day ITP window and a 1-day Philly window, value objective
+    out.append(Spec("itp", _src("itp", 0), _gen("itp", 0), 20, bound_s=20))
+    p = {"days": 1}
+    out.append(Spec("philly", _src("philly", 0, **p), _gen("philly", 0, **p), 20, bound_s=20))
     return out
 
 
