@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 NOTEBOOKS = sorted(HERE.glob("[0-9][0-9]-*.ipynb"))
 EXPECTED = ["01-quickstart", "02-seed-claim", "03-optimality-gap", "04-ablation",
             "05-real-traffic", "06-topology", "07-real-cluster", "08-uncertainty", "09-real-resources",
-            "10-fragmentation", "11-your-policy"]
+            "10-fragmentation", "11-your-policy", "12-arrivals"]
 
 
 def test_the_notebooks_are_there():

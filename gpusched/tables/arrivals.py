@@ -166,48 +166,50 @@ def agreement_view(summary: pd.DataFrame) -> TableView:
     """Where the seed's claim and the JCT ranking agree, per trace and load: the policy
     with the most ``V`` (instances judged by value) and the one with the least mean JCT
     (judged by flow), Kendall's tau between the two rankings, what ``best`` for value does
-    to the mean JCT over FIFO, and what ``best`` for flow does to ``V``."""
+    to the mean JCT against FIFO's, and what ``best`` for flow does to ``V`` (changes in %)."""
     v = summary[summary["objective"] == "value"]
     f = summary[summary["objective"] == "flow"]
     keys = list(dict.fromkeys(zip(summary["trace"], summary["load"], strict=True)))
     cols = ["trace", "load", "most V\n(value)", "least JCT\n(flow)", "Kendall tau\nV vs -JCT",
-            "best for value:\nJCT vs fifo %", "best for flow:\nV vs fifo %"]
+            "best for value:\nJCT change vs fifo %", "best for flow:\nV change vs fifo %"]
     rows, nums = [], []
     for t, load in keys:
         vv = v[(v["trace"] == t) & (v["load"] == load)].set_index("method")
         ff = f[(f["trace"] == t) & (f["load"] == load)].set_index("method")
         pols = [p for p in vv.index if p in ff.index]
         tau = _tau([vv.at[p, "value"] for p in pols], [-ff.at[p, "mean_jct_hours"] for p in pols])
-        jv = _change(vv, "mean_jct_hours", lower_better=True)
-        bf = _change(ff, "batch_value", lower_better=False)
+        jv = _change(vv, "mean_jct_hours")
+        bf = _change(ff, "batch_value")
         top_v = _top(vv["value"], largest=True) if len(vv) else "n/a"
         top_j = _top(ff["mean_jct_hours"], largest=False) if len(ff) else "n/a"
         rows.append([str(t), f"{load:g}", top_v, top_j, _f(tau, 2), _f(jv, signed=True),
                      _f(bf, signed=True)])
         nums.append({"trace": t, "load": load, "most_value": top_v, "least_jct": top_j,
-                     "kendall_tau": tau, "value_best_jct_gain_pct": jv,
-                     "flow_best_value_gain_pct": bf})
+                     "kendall_tau": tau, "value_best_jct_change_pct": jv,
+                     "flow_best_value_change_pct": bf})
     notes = [
         "Most V: the policy with the largest mean V on instances judged by value; least JCT: "
         "the smallest mean JCT on the same instances judged by flow (\"all\": every policy "
         "ties). Tau: Kendall's tau-b between the policies' V (value) and minus their mean JCT "
-        "(flow): 1 when the rankings agree; n/a when one ranking is all ties. Best for value: "
-        "100 (JCT_fifo - JCT_best) / JCT_fifo, positive when the value allocator also cuts "
-        "the mean JCT; best for flow: 100 (V_best - V_fifo) / V_fifo.",
+        "(flow): 1 when the rankings agree; n/a when one ranking is all ties. best for value "
+        "and best for flow are two schedules, one per objective. JCT change: 100 (JCT_best - "
+        "JCT_fifo) / JCT_fifo on the instances judged by value (positive: the value allocator "
+        "makes jobs wait longer than FIFO); V change: 100 (V_best - V_fifo) / V_fifo on the "
+        "instances judged by flow.",
     ]
     table = Table(cols, rows, caption="Where the seed's claim and the JCT ranking agree",
                   notes=notes, align="lrllrrr", label="tab:arrivals-agreement")
     return TableView(pd.DataFrame(nums), table)
 
 
-def _change(g: pd.DataFrame, figure: str, *, lower_better: bool) -> float:
-    """``best``'s improvement over ``fifo`` in ``figure``, in %."""
+def _change(g: pd.DataFrame, figure: str) -> float:
+    """``best``'s change from ``fifo`` in ``figure``, in % of ``fifo``'s."""
     if "best" not in g.index or "fifo" not in g.index:
         return math.nan
     b, a = float(g.at["best", figure]), float(g.at["fifo", figure])
     if not a:
         return math.nan
-    return 100.0 * ((a - b) if lower_better else (b - a)) / a
+    return 100.0 * (b - a) / a
 
 
 def arrival_views(frame: pd.DataFrame) -> dict[str, TableView]:
