@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from .plots import new_axes
 from .tables.arrivals import arrival_summary
@@ -69,6 +70,9 @@ def plot_jct_vs_load(
                     linestyle="--", linewidth=1.0, label="best for value", zorder=3)
     if len(f) and np.all(f["mean_jct_hours"].dropna() > 0):
         ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("load (arrival rate over the log's)")
     ax.set_ylabel("mean JCT (hours)")
     ax.set_title(trace, fontsize=9)
