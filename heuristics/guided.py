@@ -37,15 +37,18 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
 
-from instances.packing import GPU_MILLI, Packing, TargetWorkload, target_workload
+from instances.packing import GPU_MILLI, Packing, PackNode, Pod, TargetWorkload, target_workload
 from instances.packing.frag import moved_frag, node_frag_shapes
 
 from .view import JobView, NodeView
+
+if TYPE_CHECKING:
+    from instances import Instance
 
 __all__ = [
     "GUIDED",
@@ -139,6 +142,19 @@ def guided_workload(packing: Packing, frag: TargetWorkload | None = None) -> Gui
         cpu_per_milli=float(a.pod_cpu.sum() / request) if request > 0 else 1.0,
         mean_request=max(float(request / len(packing.pods)), 1.0),
     )
+
+
+@functools.lru_cache(maxsize=8)
+def instance_workload(inst: Instance) -> GuidedWorkload:
+    """``guided``'s workload from a version 3 instance: its jobs' shapes as pods on its nodes
+    (a node without CPU or memory limits, and a job without a share, as the packing reads them)."""
+    big = 10**9
+    nodes = tuple(PackNode(n.name, n.gpus, n.model or "any", n.cpu_milli if n.cpu_milli is not None
+                           else big, n.memory_mib if n.memory_mib is not None else big)
+                  for n in inst.nodes or ())
+    pods = tuple(Pod(j.name, j.gpus, j.gpu_milli if j.gpus else 0, j.cpu_milli or 0,
+                     j.memory_mib or 0, tuple(j.gpu_models or ())) for j in inst.jobs)
+    return guided_workload(Packing(inst.name, nodes, pods))
 
 
 @functools.cache
@@ -391,6 +407,14 @@ class Guided:
             return self
         return Guided(guided_workload(packing, frag), w_frag=self.weights[0],
                       w_cpu=self.weights[1], w_res=self.weights[2])
+
+    def for_instance(self, inst: Instance) -> Guided:
+        """The same rule following the pod-shape frequencies of a version 3 instance's jobs
+        (:func:`instance_workload`; this one if it has its own, or on another version)."""
+        if self.workload is not None or not inst.jobs_use_resources or not inst.jobs:
+            return self
+        return Guided(instance_workload(inst), w_frag=self.weights[0], w_cpu=self.weights[1],
+                      w_res=self.weights[2])
 
     def shapes(self, models: tuple[str, ...]) -> Shapes:
         """The workload in compiled form over the node ``models`` (kept per model tuple)."""

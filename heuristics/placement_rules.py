@@ -24,6 +24,7 @@ The built-ins and where they run:
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -105,6 +106,15 @@ class PlacementRule:
     def compiled(self) -> bool:
         """Whether the score function is compiled by numba (it then runs inside compiled loops)."""
         return self.rule is not None and is_compiled(self.score)
+
+    def for_instance(self, inst: Any) -> PlacementRule:
+        """This entry with a rule object's ``for_instance(inst)``, if it has one: what a rule
+        may read of the instance once, before any job (the time methods call it; the
+        packing loop calls ``for_packing``)."""
+        bind = getattr(self.rule, "for_instance", None) if self.rule is not None else None
+        if bind is None:
+            return self
+        return dataclasses.replace(self, rule=bind(inst))
 
 
 def is_compiled(fn: object) -> bool:

@@ -59,6 +59,7 @@ def _try(state: FreeState, entry: PlacementRule, job: JobView, s: int,
 def serial_starts(inst: Instance, order: np.ndarray, entry: PlacementRule, reservation: str,
                   place: np.ndarray | None) -> np.ndarray:
     """Start array (``-1``: not run) of the serial scheme under ``entry``; nodes into ``place``."""
+    entry = entry.for_instance(inst)
     state = FreeState(inst, reservation)
     start = np.full(inst.num_jobs, -1, dtype=np.int64)
     last = inst.deadlines - inst.durations
@@ -74,6 +75,7 @@ def serial_starts(inst: Instance, order: np.ndarray, entry: PlacementRule, reser
 def parallel_starts(inst: Instance, order: np.ndarray, entry: PlacementRule, reservation: str,
                     place: np.ndarray | None) -> np.ndarray:
     """Start array of the parallel (time-stepping) scheme under ``entry``."""
+    entry = entry.for_instance(inst)
     state = FreeState(inst, reservation)
     start = np.full(inst.num_jobs, -1, dtype=np.int64)
     order = np.asarray(order, dtype=np.int64)

@@ -135,3 +135,17 @@ def test_in_time_on_version_3_instances():
         res = gpusched.solve(inst, method, placement="guided")
         assert res.params["placement"] == "guided"
         instances.evaluate(inst, res.schedule)  # the checker: raises on an infeasible schedule
+
+
+def test_in_time_it_follows_the_instances_own_shapes():
+    from heuristics.guided import instance_workload
+    from heuristics.placement_rules import PLACEMENT_RULES
+
+    inst = instances.generate("openb-shares", seed=0)
+    bound = PLACEMENT_RULES["guided"].for_instance(inst)
+    assert bound.rule.workload is instance_workload(inst)  # built once per instance
+    gpus = sorted({int(j.gpus) for j in inst.jobs if j.gpus >= 2})
+    assert sorted(set(bound.rule.workload.gpus.tolist()) & set(gpus)) == sorted(
+        set(bound.rule.workload.gpus.tolist()))  # only shapes the instance has
+    flat = instances.generate("small", seed=0)
+    assert PLACEMENT_RULES["guided"].for_instance(flat).rule is PLACEMENT_RULES["guided"].rule

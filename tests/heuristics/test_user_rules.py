@@ -305,3 +305,25 @@ def test_a_plugin_that_does_not_load_is_one_line_naming_it(monkeypatch):
                                          r"'nowhere:rule' does not load \(ImportError") as e:
         resolve_placement("mine")
     assert "\n" not in str(e.value)
+
+
+def test_a_rule_object_reads_the_instance_once_through_for_instance():
+    inst = instances.generate("hc-mixed", seed=0).replace(nodes=None)
+    inst = instances.with_nodes(inst, 8) if hasattr(instances, "with_nodes") else inst
+    seen = []
+
+    class Bound:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def score(self, view, job):
+            return -np.arange(view.gpus.shape[0], dtype=float) * self.n
+
+    class Rule(Bound):
+        def for_instance(self, i):
+            seen.append(i.name)
+            return Bound(i.num_jobs)
+
+    res = heuristics.solve(inst, "list", placement=Rule(0))
+    instances.evaluate(inst, res.schedule)
+    assert seen == [inst.name]  # once per decode, before any job
