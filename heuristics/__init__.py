@@ -33,7 +33,15 @@ from pathlib import Path as _Path
 from typing import Any, NamedTuple
 
 import instances as _instances
-from instances import Instance, Result, compile_clock, kernel_cache
+from instances import (
+    InfeasibleScheduleError,
+    Instance,
+    Result,
+    compile_clock,
+    evaluate,
+    kernel_cache,
+    tolerance,
+)
 
 # the submodules stay reachable by their names; the methods through the registry
 from . import backfill, decoder, fifo, listsched, placement, profile, rules, search
@@ -160,8 +168,31 @@ def solve(inst: Instance, method: str, **params: Any) -> Result:
                 f"params: {method} rejected {sorted(params)} ({e})"
             ) from e
         raise
+    if not _toolkits(fn):
+        _recheck(inst, method, result)
     logger.debug("%s", result.summary())
     return result
+
+
+def _toolkits(fn: Any) -> bool:
+    """Whether a method is the toolkit's own (its results pass :func:`finish`'s checker)."""
+    module = getattr(getattr(fn, "func", fn), "__module__", "") or ""
+    return module.split(".")[0] in ("heuristics", "matheuristics")
+
+
+def _recheck(inst: Instance, method: str, result: Any) -> None:
+    """A registered method's result through the independent checker: its schedule feasible
+    under its reservation and its value the checker's, or a ValueError naming the method."""
+    if not isinstance(result, Result):
+        raise ValueError(f"method: {method!r} returned {type(result).__name__}, not a Result")
+    try:
+        m = evaluate(inst, result.schedule, result.reservation,  # type: ignore[arg-type]
+                     enforce_reservation=True)
+    except InfeasibleScheduleError as e:
+        raise ValueError(f"method: {method!r} returned an infeasible schedule: {e}") from None
+    if abs(m.value - result.value) > tolerance(m.value):
+        raise ValueError(f"method: {method!r} reports value {result.value!r}, the checker "
+                         f"{m.value!r}")
 
 
 register("fifo", partial(fifo.fifo, reservation="peak"), "FIFO in arrival order under peak reservation (the baseline)")

@@ -44,6 +44,8 @@ def fmt_ci(mean: float, half: float, digits: int = 1, signed: bool = False) -> s
         return "n/a"
     spec = f"{'+' if signed else ''}.{digits}f"
     s = format(mean, spec)
+    if float(s.lstrip("+-") or 0) == 0:  # a mean that rounds to zero prints without a sign
+        s = format(0.0, spec)
     if half is not None and math.isfinite(half):
         s += f" ± {half:.{digits}f}"
     return s

@@ -327,3 +327,34 @@ def test_a_rule_object_reads_the_instance_once_through_for_instance():
     res = heuristics.solve(inst, "list", placement=Rule(0))
     instances.evaluate(inst, res.schedule)
     assert seen == [inst.name]  # once per decode, before any job
+
+
+def test_a_registered_methods_result_is_checked_again():
+    import dataclasses
+
+    inst = instances.generate("small", seed=0)
+
+    def honest(i, **kw):
+        return heuristics.solve(i, "fifo-curve")
+
+    def inflated(i, **kw):
+        res = heuristics.solve(i, "fifo-curve")
+        return dataclasses.replace(res, value=res.value + 1.0)
+
+    def overloaded(i, **kw):
+        res = heuristics.solve(i, "fifo-curve")
+        starts = {j.name: 0 for j in i.jobs}  # every job at slot 0: over capacity
+        return dataclasses.replace(res, schedule=instances.Schedule(i.name, starts))
+
+    for name, fn in (("t-honest", honest), ("t-inflated", inflated), ("t-overloaded", overloaded)):
+        heuristics.register(name, fn, "test")
+    try:
+        assert heuristics.solve(inst, "t-honest").value > 0
+        with pytest.raises(ValueError, match=r"t-inflated.*reports value"):
+            heuristics.solve(inst, "t-inflated")
+        with pytest.raises(ValueError, match=r"t-overloaded.*infeasible schedule"):
+            heuristics.solve(inst, "t-overloaded")
+    finally:
+        for name in ("t-honest", "t-inflated", "t-overloaded"):
+            heuristics.METHODS._data.pop(name, None)
+            heuristics.DESCRIPTIONS.pop(name, None)

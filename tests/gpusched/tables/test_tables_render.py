@@ -90,3 +90,11 @@ def test_render_formats_and_aliases():
         tv.render("html")
 
 
+
+
+def test_a_mean_that_rounds_to_zero_has_no_minus_sign() -> None:
+    from gpusched.tables.render import fmt_ci
+
+    assert fmt_ci(-0.04, 0.08, digits=1) == "0.0 ± 0.1"
+    assert fmt_ci(-0.004, 0.0, digits=2, signed=True) == "+0.00 ± 0.00"
+    assert fmt_ci(-0.06, 0.01, digits=1) == "-0.1 ± 0.0"
