@@ -82,6 +82,19 @@ def _pods_hash(pods: str | None) -> str:
     return hashlib.sha256(openb_pod_list(pods).read_bytes()).hexdigest()
 
 
+def _rule_source_hash(policy: str) -> str | None:
+    """The hash of the file a ``MODULE:NAME`` rule comes from (``None`` for any other name)."""
+    if ":" not in policy or policy.startswith("random:"):
+        return None
+    from heuristics.registry import import_object
+
+    import_object(policy, "placement")  # imported as the rule table imports it
+    path = getattr(sys.modules.get(policy.split(":", 1)[0]), "__file__", None)
+    if not path or not Path(path).is_file():
+        return None
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class PackCell:
     """One unit of work of the packing sweep.
@@ -126,6 +139,9 @@ class PackCell:
                  "time_limit": self.time_limit if self.policy == BOUND else None}
         if self.order != "arrival":
             ident["workload"] = "instance"  # FGD's target workload: the whole instance's
+        source = _rule_source_hash(self.policy)
+        if source is not None:  # a MODULE:NAME rule: edited, its cells run again
+            ident["rule_source"] = source
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
 
     @property

@@ -113,3 +113,20 @@ def test_bound_cells_give_bound_pct_and_the_avoidable_table(tmp_path, data):
     head = packing.head(bound["at_levels"]["100"]["pods"])
     assert check_packing_bound(head, PackingCertificate.from_dict(cert)) <= \
         bound["at_levels"]["100"]["bound_milli"] + 1
+
+
+def test_a_module_rules_cells_run_again_once_its_file_changes(tmp_path, monkeypatch) -> None:
+    import sys
+
+    from gpusched.sweep.packing import PackCell
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine_rule_key.py").write_text(
+        "def worst(view, job):\n    return view.gpus.astype(float)\n")
+    before = PackCell("mine_rule_key:worst", 0).key
+    assert PackCell("mine_rule_key:worst", 0).key == before  # stable while the file is
+    (tmp_path / "mine_rule_key.py").write_text(
+        "def worst(view, job):\n    return -view.gpus.astype(float)\n")
+    sys.modules.pop("mine_rule_key", None)
+    assert PackCell("mine_rule_key:worst", 0).key != before
+    sys.modules.pop("mine_rule_key", None)
