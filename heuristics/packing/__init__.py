@@ -159,10 +159,16 @@ def _place_user(packing: Packing, entry: PlacementRule, seq: np.ndarray, order: 
     """:func:`place` under a user's rule: compiled inside the loop, or called per pod."""
     names = tuple(p.name for p in packing.pods)
     t0 = time.perf_counter()
+    models = tuple(tuple(p.gpu_models) for p in packing.pods)
     if entry.compiled:
-        node_of, gpus = run_compiled(entry, packing.arrays, names, seq)
+        try:
+            node_of, gpus = run_compiled(entry, packing.arrays, names, seq)
+        except ValueError:
+            # the compiled loop cannot say on which pod the rule failed: the plain loop,
+            # calling the same compiled rule pod by pod, names it (if it fails there too)
+            run_plain(entry, packing.arrays, names, models, seq)
+            raise
     else:
-        models = tuple(tuple(p.gpu_models) for p in packing.pods)
         node_of, gpus = run_plain(entry, packing.arrays, names, models, seq)
     return _checked(packing, entry.name, order, seed, seq, node_of, gpus, own_seconds(t0))
 

@@ -141,6 +141,20 @@ def test_a_compiled_rule_of_the_wrong_length_names_the_pod():
     assert p.pods[0].name in str(e.value)
 
 
+def test_a_compiled_rule_that_raises_names_the_pod():
+    @njit
+    def picky(view, job):  # pragma: no cover (compiled)
+        if job.gpus == 0:
+            raise ValueError("no CPU-only pods")
+        return np.zeros(view.gpus.shape[0])
+
+    p = random_packing(2)
+    cpu_only = next(q for q in p.pods if q.gpus == 0)
+    with pytest.raises(ValueError, match="no CPU-only pods") as e:
+        place(p, picky)
+    assert f"job {cpu_only.name!r}" in str(e.value) and "\n" not in str(e.value)
+
+
 def test_a_rule_gpus_that_names_a_busy_gpu_is_refused():
     class Bad:
         def score(self, view, job):
