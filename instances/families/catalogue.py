@@ -18,6 +18,7 @@ from ..traces.cluster import OPENB_TRACE_DAYS
 from .arrivals import itp_window, philly_window
 from .generators import KindSpec, daily_curve, draw_jobs, expected_job_area
 from .openb_shapes import openb_shares
+from .wide import wide
 
 __all__ = [
     "GENERATORS",
@@ -330,6 +331,7 @@ GENERATORS: dict[str, Callable[..., Instance]] = {
     "openb-shares": openb_shares,
     "itp": itp_window,
     "philly": philly_window,
+    "wide": wide,
 }
 """Family name -> generator ``(rng, **params) -> Instance``."""
 
