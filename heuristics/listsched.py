@@ -26,7 +26,7 @@ from . import shares, user_decode
 from .decoder import job_arrays, serial_starts
 from .placement import new_place
 from .placement_rules import PlacementRule, resolve_placement
-from .profile import new_profile, start_now
+from .profile import counts_profile, new_profile, start_now
 from .results import finish
 from .rules import order_by, rule_name
 
@@ -111,7 +111,7 @@ def parallel_starts(
         return user_decode.parallel_starts(inst, order, entry, reservation, place)
     if inst.jobs_use_resources:  # model version 3
         return shares.parallel_starts(inst, order, reservation, placement=placement, place=place)
-    prof = new_profile(inst, reservation, placement)
+    prof = counts_profile(new_profile(inst, reservation, placement))  # versions 1-2 here
     n, T = inst.num_jobs, inst.horizon
     gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines
     start = np.full(n, -1, dtype=np.int64)

@@ -127,7 +127,7 @@ def test_the_summary_rows_follow_the_gpu_rows() -> None:
                                          heuristics.decoder.job_arrays(inst))
         wf, mx, _, _, nf = prof.node_rows()  # type: ignore[attr-defined]
         gpu = prof.gpu_rows()  # type: ignore[attr-defined]
-        off = prof.st[2]  # type: ignore[attr-defined]
+        off = prof.st.gpu_offset  # type: ignore[attr-defined]
         for k in range(inst.num_nodes):
             rows = gpu[off[k] : off[k + 1]]
             assert (wf[k] == (rows == 1000).sum(axis=0)).all()
@@ -135,7 +135,8 @@ def test_the_summary_rows_follow_the_gpu_rows() -> None:
             partial = np.where(rows < 1000, rows, 0)
             assert (mx[k] == partial.max(axis=0)).all()
         # the level rows: node k's bit of level L is set where the node has L or more
-        info, wl, ml = prof.st[17], prof.st[18], prof.st[19]  # type: ignore[attr-defined]
+        st = prof.st  # type: ignore[attr-defined]
+        info, wl, ml = st.level_info, st.whole_levels, st.share_levels
         first, W = int(info[0]), int(info[3])
         bits = prof.rows[first : first + (wl.size + ml.size) * W].reshape(-1, W, inst.horizon)
         has = (bits[:, np.arange(inst.num_nodes) // 64, :] >> (np.arange(inst.num_nodes) % 64)
