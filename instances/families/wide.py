@@ -36,8 +36,8 @@ PREFIX = {"training": "train", "batch_inference": "binf", "quantization": "quant
 PRIORITIES = (1.0, 2.0, 4.0)
 """Job priorities, drawn with equal probability."""
 
-SERVICE_PEAKS = (6, 4)
-"""Each service's share of the combined peak before the common scale (6 : 4)."""
+SERVICE_SHARES = (0.6, 0.4)
+"""Each service's share of the combined peak before the common scale (6 : 4 of 10 GPUs)."""
 
 
 def wide_demand(
@@ -47,8 +47,8 @@ def wide_demand(
 
     Each window of ``horizon`` hours starts at an hour drawn uniformly from the
     14-day series; service ``s`` asks ``ceil(f * P_s * rate_s[t] / max rate_s)``
-    GPUs with ``P = (6, 4)`` and ``f`` the largest multiple of 0.01 in [0.5, 2)
-    whose combined peak is at most ``peak``.
+    GPUs with ``P = (0.6, 0.4) * peak`` and ``f`` the largest multiple of 0.01 in
+    (0, 2) whose combined peak is at most ``peak``.
 
     Returns
     -------
@@ -61,13 +61,15 @@ def wide_demand(
         When ``horizon`` exceeds the series.
     """
     rps = servegen_hourly_rps()
+    if peak < 2:
+        raise ValueError(f"peak: must be at least 2 (one GPU per service), got {peak}")
     if not 1 <= horizon <= len(rps):
         raise ValueError(f"horizon: must be between 1 and {len(rps)}, got {horizon}")
     starts = rng.integers(0, len(rps) - horizon + 1, size=2)
     w = [rps[s : s + horizon] for s in starts]
-    shape = [p * x / x.max() for p, x in zip(SERVICE_PEAKS, w)]
-    f = 0.5
-    for k in range(50, 200):
+    shape = [share * peak * x / x.max() for share, x in zip(SERVICE_SHARES, w)]
+    f = 0.01
+    for k in range(1, 200):
         g = k / 100
         if (np.ceil(g * shape[0] - 1e-9) + np.ceil(g * shape[1] - 1e-9)).max() > peak:
             break
