@@ -37,7 +37,7 @@ FLAT_SHARE = 0.1
 """On nodes, the share of :func:`milp.solve`'s time limit the flat solve first may take (at most
 10 s)."""
 
-_FLAGS = ("aggregate", "cliques", "fixing")
+_FLAGS = ("aggregate", "cliques", "fixing", "windows")
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,10 @@ class MILPParams:
     aggregate, cliques, rounding
         Formulation options (see :func:`milp.build`); ``rounding`` is held as a
         tuple of integers ``>= 2``.
+    windows
+        Add the window rows of :mod:`milp.wide` to the model HiGHS solves
+        (jobs that cannot share a slot, at most ``k`` of them whole in a window;
+        default ``False``, measured in docs/milp.md).
     lagrangian
         Compute a Lagrangian bound (:func:`milp.bound`; on nodes the flat
         relaxation's, valid there too) before the backend runs, within a
@@ -123,6 +127,7 @@ class MILPParams:
     aggregate: bool = True
     cliques: bool = False
     rounding: tuple[int, ...] = DEFAULT_ROUNDING
+    windows: bool = False
     lagrangian: bool | None = None
     fixing: bool = False
     symmetry: str | None = None

@@ -36,6 +36,7 @@ from .progress import Progress
 from .relaxation import Relaxed, relaxed_warm_start
 from .relaxation import relaxation as solve_relaxation
 from .warm import WarmStart, warm_start_arrays
+from .wide import with_window_rows
 
 __all__ = ["BACKENDS", "FLAT_SHARE", "HOOK_BACKENDS", "INCUMBENT_SOURCES", "METHOD_BACKENDS",
            "METHOD_NAMES", "MILPParams", "check_args", "solve", "solve_arrays"]
@@ -274,7 +275,11 @@ def _setup(inst: Instance, p: MILPParams, warm_start: Any, bar: Progress | None)
         bar.set_phase("build")
     form = build(inst, p.max_columns, aggregate=p.aggregate, cliques=p.cliques,
                  rounding=p.rounding, symmetry=_symmetry(p), reservation=p.reservation)
+    if p.windows:
+        form = with_window_rows(form)
     call = p.call()
+    if p.windows:
+        call["windows"] = form.stats.get("window_rows", 0)
     notes: list[str] = []
     peak = p.reservation == "peak"
     if peak:

@@ -77,3 +77,18 @@ def test_window_rows_hold_for_heuristic_schedules_on_the_family(seed: int) -> No
         sched = heuristics.solve(inst, method).schedule
         x = form.encode(sched.to_array(inst))
         assert np.all(form.A @ x <= form.row_upper + 1e-9), method
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_solve_with_window_rows_keeps_the_optimum(seed: int) -> None:
+    inst = small_wide(seed)
+    best, _ = brute_force(inst)
+    res = milp.solve(inst, mip_gap=0, time_limit=30, windows=True, warm_start=None)
+    assert str(res.status) == "optimal"
+    assert res.value == pytest.approx(best, rel=1e-9)
+    assert res.params["windows"] == with_window_rows(milp.build(inst)).stats.get("window_rows", 0)
+
+
+def test_windows_is_a_flag() -> None:
+    with pytest.raises(ValueError, match="windows"):
+        milp.MILPParams(windows=1)  # type: ignore[arg-type]
