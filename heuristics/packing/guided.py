@@ -17,7 +17,7 @@ from numba import njit
 from instances.packing import GPU_MILLI, PackingArrays
 
 from ..guided import Guided, Shapes, local_score, move_score, new_state, refresh, scarcity
-from .online import fits
+from .online import fits, node_types
 
 __all__ = ["run_guided"]
 
@@ -37,13 +37,7 @@ def _loop(order: np.ndarray, pod_gpus: np.ndarray, pod_milli: np.ndarray, pod_cp
     st = new_state(left, node_cpu, node_mem, node_gpus, node_model, sh)
     maxleft = np.where(node_gpus > 0, GPU_MILLI, 0).astype(np.int64)
     # nodes nothing is placed on score alike within a type: score the first of each type only
-    rep = np.arange(n_nodes)
-    for n in range(n_nodes):
-        for q in range(n):
-            if rep[q] == q and node_gpus[q] == node_gpus[n] and node_model[q] == node_model[n] \
-                    and node_cpu[q] == node_cpu[n] and node_mem[q] == node_mem[n]:
-                rep[n] = q
-                break
+    rep = node_types(node_gpus, node_model, node_cpu, node_mem)
     touched = np.zeros(n_nodes, dtype=np.bool_)
     seen = np.full(n_nodes, -1, dtype=np.int64)
     # each node's local scores per pod shape (key) and GPU, kept until the node changes

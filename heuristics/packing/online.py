@@ -45,6 +45,25 @@ def fits(j: int, n: int, pod_gpus: np.ndarray, pod_milli: np.ndarray, pod_cpu: n
 
 
 @njit(cache=True)
+def node_types(node_gpus: np.ndarray, node_model: np.ndarray, node_cpu: np.ndarray,
+               node_mem: np.ndarray) -> np.ndarray:  # pragma: no cover (compiled)
+    """Each node's type representative: the first node of equal GPUs, model, CPU and memory.
+
+    Nodes nothing is placed on score alike within a type, and ties go to the earliest: the
+    loops score the first of each type only.
+    """
+    n_nodes = node_gpus.shape[0]
+    rep = np.arange(n_nodes)
+    for n in range(n_nodes):
+        for q in range(n):
+            if rep[q] == q and node_gpus[q] == node_gpus[n] and node_model[q] == node_model[n] \
+                    and node_cpu[q] == node_cpu[n] and node_mem[q] == node_mem[n]:
+                rep[n] = q
+                break
+    return rep
+
+
+@njit(cache=True)
 def fits_all(j: int, pod_gpus: np.ndarray, pod_milli: np.ndarray, pod_cpu: np.ndarray,
              pod_mem: np.ndarray, pod_allowed: np.ndarray, node_model: np.ndarray,
              cpu: np.ndarray, mem: np.ndarray, full: np.ndarray, maxleft: np.ndarray,
@@ -98,15 +117,8 @@ def run_online(policy: int, order: np.ndarray, pod_gpus: np.ndarray, pod_milli: 
             frag[n] = node_frag_shapes(cpu[n], left[n, :node_gpus[n]], node_model[n], t_cpu,
                                        t_milli, t_gpus, t_allowed, t_freq, shape_room[n],
                                        shape_short[n])
-    # the nodes nothing is placed on score alike within a type (GPUs, model, CPU, memory), and
-    # ties go to the earliest: each pod scores the first of each type only (rep: its index)
-    rep = np.arange(n_nodes)
-    for n in range(n_nodes):
-        for q in range(n):
-            if rep[q] == q and node_gpus[q] == node_gpus[n] and node_model[q] == node_model[n] \
-                    and node_cpu[q] == node_cpu[n] and node_mem[q] == node_mem[n]:
-                rep[n] = q
-                break
+    # the nodes nothing is placed on score alike within a type: each pod scores the first
+    rep = node_types(node_gpus, node_model, node_cpu, node_mem)
     touched = np.zeros(n_nodes, dtype=np.bool_)
     seen = np.full(n_nodes, -1, dtype=np.int64)  # (the pod that last scored a type's first)
     node_of = np.full(pod_gpus.shape[0], -1, dtype=np.int64)
