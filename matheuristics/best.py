@@ -19,6 +19,7 @@ import numpy as np
 from heuristics import finish, start_value
 from heuristics.backfill import conservative_starts, easy_starts
 from heuristics.fifo import fifo_starts
+from heuristics.flow_search import flow_local_search
 from heuristics.listsched import list_starts, parallel_starts
 from heuristics.placement import PLACEMENTS, check_placement, new_place
 from heuristics.rules import BUILTIN_RULES, FLOW_RULES, order_by
@@ -26,6 +27,7 @@ from heuristics.search import local_search_order, sampling_order
 from heuristics.stop import MaxIterations, MaxRuntime, MultipleCriteria, time_share
 from instances import Instance, Result
 
+from .held import held_search
 from .params import LNSParams
 from .resources import attempt, improve_wide, skip_note
 from .search import lns_improve
@@ -91,6 +93,38 @@ def members(inst: Instance, placement: str | None = None) -> list[tuple[str, dic
     return [(m, {**p, "placement": r}) if m in PLACED_MEMBERS else (m, p)
             for m, p in chosen
             for r in (rules if m in PLACED_MEMBERS else rules[:1])]
+
+
+HELD_SHARE = 0.5
+"""Under ``flow`` on a flat pool: the share of ``best``'s time left after the one-pass members
+that the held search takes (:func:`~matheuristics.held.held_search`)."""
+
+FINISH_SHARE = 0.01
+"""Under ``flow``: the share of ``time_limit`` kept for the final decode and check (0.3 s of
+the 120 s on ITP cluster 04 whole, docs/flow.md)."""
+
+FLOW_SEARCH_SHARE = 0.9
+"""Under ``flow`` on a flat pool: the share of the time then left that the block search takes
+(:func:`~heuristics.flow_search.flow_local_search`); the phases of before share the rest."""
+
+
+def _flow_phases(
+    inst: Instance, clock: MaxRuntime, incumbent: np.ndarray, iterations: int, seed: int,
+    offer: Callable[[np.ndarray, np.ndarray | None, str], None],
+) -> str:
+    """``best``'s phases under ``flow`` on a flat pool (``docs/flow.md``): the held search,
+    then block moves from the better schedule; each result is offered. Returns a note."""
+    limit = time_share(clock, HELD_SHARE)
+    run = held_search(inst, incumbent, time_limit=limit)
+    offer(run.start, None, run.name)
+    base = run.start if start_value(inst, run.start) >= start_value(inst, incumbent) else incumbent
+    limit = time_share(clock, FLOW_SEARCH_SHARE)
+    start, tries, better = flow_local_search(
+        inst, base, time_limit=limit, iterations=None if limit is not None else iterations,
+        seed=seed)
+    offer(start, None, f"flow search ({better} of {tries} moves improved)")
+    return (f"; held search {run.calls} decoding{'s' * (run.calls != 1)}, "
+            f"flow search {tries} move{'s' * (tries != 1)}")
 
 
 def best(
@@ -163,7 +197,9 @@ def best(
     silently; when every phase refuses, the LNS starts from the empty schedule.
     """
     t0 = time.perf_counter()
-    clock = MaxRuntime(time_limit)
+    # under flow the last decode and check of a large instance are kept inside the limit too
+    clock = MaxRuntime(time_limit if time_limit is None or inst.objective != "flow"
+                       else (1.0 - FINISH_SHARE) * time_limit)
     if placement is not None:
         check_placement(placement)
     nodes = inst.has_nodes
@@ -205,6 +241,9 @@ def best(
         got = run_phase(lambda: _constructive(inst, method, params, place), name)  # noqa: B023
         if got is not None:
             offer(got, place, name)
+    held_note = ""
+    if inst.objective == "flow" and not nodes and best_start is not None and not all_run():
+        held_note = _flow_phases(inst, clock, best_start, iterations, seed, offer)
     share = time_share(clock, 0.2 / len(rules))
     order, rule, done = order_by(inst, "priority"), rules[0], 0
     sampled = -1.0
@@ -255,5 +294,5 @@ def best(
         place=best_place,
         message=(f"from {best_name}; sampling {done} pass{'es' * (done != 1)}, local search {moves} "
                  f"move{'s' * (moves != 1)}, lns {windows} window{'s' * (windows != 1)} ({improved} improved)"
-                 + skip_note(skipped)),
+                 + held_note + skip_note(skipped)),
     )

@@ -1,0 +1,95 @@
+"""Flow schedules from the Lagrangian search: the held scheme at the prices the bound finds.
+
+:func:`heuristics.held.held_starts` turns slot prices into a schedule under
+``flow``; :func:`held_search` finds the prices with :func:`milp.bound` (the
+Volume search) and runs the held scheme every ``every`` iterations as the
+search's primal heuristic: its worth is the search's step target, and the best
+schedule seen is returned with the bound of the last multipliers. One call
+gives a schedule and a certified lower bound on its flow (``docs/flow.md``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+import milp
+from heuristics.held import held_starts
+from heuristics.results import start_value
+from instances import Instance
+
+__all__ = ["HeldRun", "held_search"]
+
+logger = logging.getLogger(__name__)
+
+
+class HeldRun(NamedTuple):
+    """What :func:`held_search` returns.
+
+    ``start``: the best start array seen (the incumbent's when nothing beat it);
+    ``name``: what gave it; ``bound``: the search's :class:`milp.Bound` (an upper
+    bound on the worth, certified by its multipliers); ``calls``: held decodings run.
+    """
+
+    start: np.ndarray
+    name: str
+    bound: milp.Bound
+    calls: int
+
+
+@dataclass
+class _Best:
+    """The best schedule the search's decodings have seen."""
+
+    value: float
+    start: np.ndarray
+    name: str = "incumbent"
+    calls: int = 0
+
+
+def held_search(
+    inst: Instance, incumbent: np.ndarray, *, time_limit: float | None, every: int = 40,
+    multipliers: np.ndarray | None = None,
+) -> HeldRun:
+    """Search slot prices for the bound and decode the held scheme at them as it goes.
+
+    Parameters
+    ----------
+    inst
+        A flat instance (the held scheme places no nodes).
+    incumbent
+        A feasible start array: the target of the first steps, returned when no held
+        schedule beats it.
+    time_limit
+        Seconds for the search (``None``: until it converges); the decodings count in it.
+    every
+        Iterations between two held decodings (and one at the first iteration).
+    multipliers
+        Starting prices (default: :func:`milp.bound`'s own).
+
+    Returns
+    -------
+    HeldRun
+    """
+    if inst.has_nodes:
+        raise ValueError(f"inst: {inst.name!r} has nodes; the held scheme is for a flat pool")
+    best = _Best(start_value(inst, incumbent), np.asarray(incumbent, dtype=np.int64))
+
+    def primal(lam: np.ndarray) -> float:
+        start, name = held_starts(inst, lam)
+        best.calls += 1
+        value = start_value(inst, start)
+        if value > best.value:
+            best.value, best.start, best.name = value, start, name
+        return best.value
+
+    t0 = time.perf_counter()
+    bound = milp.bound(inst, "lagrangian", time_limit=time_limit, primal=primal,
+                       max_iter=10**6, heuristic_every=every, multipliers=multipliers)
+    logger.debug("held search: %d decodings, best %s, %.1f s", best.calls, best.name,
+                 time.perf_counter() - t0)
+    return HeldRun(best.start, best.name, bound, best.calls)
