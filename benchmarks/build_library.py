@@ -148,6 +148,10 @@ def plan() -> list[Spec]:
     out.append(Spec("itp", _src("itp", 0), _gen("itp", 0), 20, bound_s=20))
     p = {"days": 1}
     out.append(Spec("philly", _src("philly", 0, **p), _gen("philly", 0, **p), 20, bound_s=20))
+    # issue 41's class: wide jobs (8 and 4 of 16 GPUs) under a two-service curve, 12 seeds
+    if "wide" in instances.FAMILIES:
+        for s in range(12):
+            out.append(Spec("wide", _src("wide", s), _gen("wide", s), 30, best_s=5))
     return out
 
 
