@@ -27,7 +27,7 @@ from .catalogue import (
     TRACE_GPU_THROUGHPUT_RPS,
     contention,
 )
-from .generators import KIND_SPECS, daily_curve
+from .generators import KIND_SPECS, RESOLVED, daily_curve
 
 __all__ = [
     "FAMILIES",
@@ -118,6 +118,10 @@ def generate(
     shape = None if node_gpus is None else _check_shape(node_gpus)
     rng = np.random.default_rng([int(seed), _family_key(family)])
     inst = fn(rng, **params, **({"seed": int(seed)} if "seed" in sig else {}))
+    resolved = inst.meta.get(RESOLVED)  # a family's own spelling of what it was given
+    if resolved:
+        params = {**params, **resolved}
+        inst = inst.replace(meta={k: v for k, v in inst.meta.items() if k != RESOLVED})
     name = f"{family}-s{int(seed)}" + "".join(f"-{k}{v}" for k, v in sorted(params.items()))
     meta = {"family": family, "seed": int(seed), "params": dict(sorted(params.items())), **inst.meta}
     inst = inst.replace(name=name, meta=meta)

@@ -20,6 +20,7 @@ from ..model import Instance, is_int
 from ..objective import OBJECTIVES
 from ..traces import ITP_CLUSTERS, from_trace
 from ..traces._core import service_curve
+from .generators import RESOLVED
 
 __all__ = [
     "ARRIVAL_CONTENTION",
@@ -263,8 +264,11 @@ def philly_window(
     first, last = PHILLY_DAYS[cluster]
     where = Window("philly-csv", "philly-csv:default", float(PHILLY_DAY0), first, last, cluster,
                    PHILLY_BUSY_DAYS)
-    return cut_window(
+    inst = cut_window(
         rng, "philly", where, days=days, start_day=start_day, num_gpus=num_gpus,
         contention=contention, slot_minutes=slot_minutes, drain_hours=drain_hours,
         inference_share=inference_share, objective=objective, load=load,
     )
+    if cluster is None:
+        return inst
+    return inst.replace(meta={**inst.meta, RESOLVED: {"cluster": cluster}})

@@ -11,7 +11,12 @@ import numpy as np
 
 from ..model import JOB_KINDS, Job
 
-__all__ = ["KIND_SPECS", "KindSpec", "daily_curve", "draw_jobs", "expected_job_area"]
+__all__ = ["KIND_SPECS", "RESOLVED", "KindSpec", "daily_curve", "draw_jobs", "expected_job_area"]
+
+RESOLVED = "resolved_params"
+"""``meta`` key where a family gives its own spelling of a parameter it was given (the Philly
+cluster ``6214e9`` that the command line read as a number): :func:`instances.generate`
+names the instance and records its parameters with it, then drops the key."""
 
 
 @dataclass(frozen=True)

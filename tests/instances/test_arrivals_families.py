@@ -105,6 +105,8 @@ def test_philly_one_virtual_cluster() -> None:
     # ids that read as numbers, as `gpusched generate -p cluster=6214e9` parses them
     a = instances.generate(FAMILY_PHILLY, seed=0, cluster=6214e9, start_day=40, num_gpus=64)
     assert a.meta["cluster"] == "6214e9" and a.meta["import"]["cluster"] == "6214e9"
+    assert a.name == "philly-s0-cluster6214e9-num_gpus64-start_day40"  # named as spelt
+    assert a.meta["params"]["cluster"] == "6214e9" and "resolved_params" not in a.meta
 
 
 @pytest.mark.parametrize(("family", "params", "field"), [
