@@ -25,21 +25,28 @@ from instances import Instance
 from .held import left_shift
 from .search import OrderSearch
 
-__all__ = ["flow_local_search"]
+__all__ = ["CHUNK", "flow_local_search"]
 
 logger = logging.getLogger(__name__)
 
 
-class _BlockSearch(OrderSearch):
-    """:class:`OrderSearch` with longer chunks: a block move re-decodes hundreds of them, and
-    a call per chunk, not the decoding, is what costs (docs/flow.md)."""
+CHUNK = 512
+"""Positions per chunk of the block search's decoding (:class:`OrderSearch` takes 16 at
+least): a block move re-decodes hundreds of short chunks, and a call per chunk, not the
+decoding, is what costs (docs/flow.md)."""
 
-    STRIDE = 512
+
+class _BlockSearch(OrderSearch):
+    """:class:`OrderSearch` whose chunks hold ``chunk`` positions at least."""
+
+    def __init__(self, inst: Instance, order: np.ndarray, chunk: int) -> None:
+        self.STRIDE = chunk
+        super().__init__(inst, order)
 
 
 def flow_local_search(
     inst: Instance, start: np.ndarray, *, time_limit: float | None = 10.0,
-    iterations: int | None = None, seed: int = 0,
+    iterations: int | None = None, seed: int = 0, chunk: int = CHUNK,
 ) -> tuple[np.ndarray, int, int]:
     """Improve a feasible ``curve`` schedule by block moves; returns ``(start, tries, improving)``.
 
@@ -55,6 +62,8 @@ def flow_local_search(
         Most moves tried (``None``: no limit).
     seed
         Seed of the moves.
+    chunk
+        Positions per chunk of the decoding (:data:`CHUNK`).
 
     Returns
     -------
@@ -77,7 +86,7 @@ def flow_local_search(
     area = g * p
     first = left_shift(inst, start)
     key = np.where(first >= 0, first, inst.horizon)
-    st = _BlockSearch(inst, np.lexsort((np.arange(n), p, key)))
+    st = _BlockSearch(inst, np.lexsort((np.arange(n), p, key)), chunk)
     rng = np.random.default_rng(seed)
     pos = np.empty(n, dtype=np.int64)
     in_block = np.zeros(n, dtype=bool)
