@@ -411,7 +411,10 @@ class Importer:
             meta["bad_lines"] = list(self.bad_messages)
         if extra_meta:
             meta.update(extra_meta)
-        name = f"{self.fmt}-{Path(self.path).stem or 'trace'}"
+        base = Path(self.path)
+        if base.suffix in (".gz", ".bz2", ".xz"):  # a compressed file: the name inside
+            base = base.with_suffix("")
+        name = f"{self.fmt}-{base.stem or 'trace'}"
         nodes = None if selected is None else tuple(
             Node(n, g, *(o.node_resources or {}).get(n, (None, None, None))) for n, g in selected
         )

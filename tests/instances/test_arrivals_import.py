@@ -346,3 +346,8 @@ def test_whole_philly_by_cluster_accounts_for_every_row() -> None:
     sk = one.meta["import"]["skipped"]
     assert sk["other_cluster"] == 82_247 - 1_511 and accounted(one)
     assert one.meta["import"]["kept"] + sum(v for k, v in sk.items() if k != "other_cluster") == 1_511
+
+
+def test_a_compressed_logs_instance_is_named_by_the_file_inside() -> None:
+    inst = instances.from_trace("itp", "itp:cluster04", hours=24, slot_minutes=15, num_gpus=512)
+    assert inst.name == "itp-cluster04"
