@@ -67,11 +67,14 @@ def plot_tradeoff(
                 label=f"{b['method']} (replan {b['replan']})")
     bounds = [r["clairvoyant_bound"] for r in [*rows, *([] if baseline is None else [_row(baseline)])]
               if r.get("clairvoyant_bound") is not None]
+    every = [*rows, *([] if baseline is None else [_row(baseline)])]
+    flow = any(r.get("objective") == "flow" for r in every)
     if bounds:
         ax.axhline(max(bounds), color=INFERENCE_COLOR, linestyle="--", linewidth=1,
                    label="clairvoyant bound")
     ax.set_xlabel(_LABELS[x])
-    ax.set_ylabel("realized value (weighted GPU-hours)")
+    ax.set_ylabel("realized weighted flow time (job-hours; lower is better)" if flow
+                  else "realized value (weighted GPU-hours)")
     ax.legend(fontsize=8)
     return ax
 
