@@ -97,6 +97,25 @@ def step(kind: str, path: str, arg: float, best_limit: float) -> dict[str, Any]:
     return out
 
 
+WIDTHS = ((1, 1), (2, 4), (5, 8), (9, 16), (17, 32), (33, 64), (65, 128))
+"""GPU-count classes of the waiting tables."""
+
+
+def by_width(inst: Any, starts: dict[str, Any]) -> None:
+    """Print the waiting (job-hours) of each schedule by GPU-count class."""
+    g = inst.gpus
+    cells = []
+    for lo, hi in WIDTHS:
+        m = (g >= lo) & (g <= hi)
+        if not m.any():
+            continue
+        wait = {k: (np.where(s >= 0, s, inst.horizon) - inst.releases) * inst.slot_hours
+                for k, s in starts.items()}  # a job not run: censored at the horizon
+        parts = ", ".join(f"{k} {float(w[m].sum()):,.0f}" for k, w in wait.items())
+        cells.append(f"{lo}-{hi} GPUs ({int(m.sum())} jobs): {parts}")
+    print("  waiting by width: " + "; ".join(cells))
+
+
 def windows(days: list[int]) -> None:
     """The side evidence: ``best`` and the bound against the MILP on 2-day windows."""
     import heuristics
@@ -115,6 +134,7 @@ def windows(days: list[int]) -> None:
         lb = report_bound(inst, bnd.value)
         m = milp.solve(inst, MILPParams(time_limit=200, threads=1), warm_start=bst)
         least = least_flow(inst)
+        by_width(inst, {"sjf": par.schedule.to_array(inst), "MILP": m.schedule.to_array(inst)})
         print(f"days {day}-{day + 1}: {inst.num_jobs} jobs, {inst.horizon} slots; F: sjf "
               f"{par.value:,.2f}, best {bst.value:,.2f}, MILP {m.value:,.2f} ({m.status}, "
               f"its lower bound {m.bound:,.2f}), Lagrangian {lb:,.2f}, sum w p h {least:,.2f}; "
@@ -160,6 +180,7 @@ def attempts(seconds: float) -> None:
     print(f"bound after {b.runtime_s:.0f} s ({b.iterations} iterations): "
           f"{report_bound(inst, b.value):,.1f}")
     _, cheapest = reduced_profits(inst, b.multipliers)
+    by_width(inst, {"sjf": sjf, "relaxed (each job at its cheapest start)": cheapest})
     for name, o in (("relaxed start", np.lexsort((g * p, cheapest))),
                     ("relaxed end", np.lexsort((g * p, cheapest + p)))):
         print(f"order by the {name}: parallel {flow(parallel_starts(inst, o))}, "

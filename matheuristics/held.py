@@ -2,10 +2,11 @@
 
 :func:`heuristics.held.held_starts` turns slot prices into a schedule under
 ``flow``; :func:`held_search` finds the prices with :func:`milp.bound` (the
-Volume search) and runs the held scheme every ``every`` iterations as the
-search's primal heuristic: its worth is the search's step target, and the best
-schedule seen is returned with the bound of the last multipliers. One call
-gives a schedule and a certified lower bound on its flow (``docs/flow.md``).
+Volume search) and runs the held scheme at its first prices, every ``every``
+iterations as the search's primal heuristic (the best worth so far is the
+search's step target) and at the search's best prices; the best schedule seen
+is returned with the bound of those prices. One call gives a schedule and a
+certified lower bound on its flow (``docs/flow.md``).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class _Best:
 
 
 def held_search(
-    inst: Instance, incumbent: np.ndarray, *, time_limit: float | None, every: int = 40,
+    inst: Instance, incumbent: np.ndarray, *, time_limit: float | None, every: int = 100,
     multipliers: np.ndarray | None = None,
 ) -> HeldRun:
     """Search slot prices for the bound and decode the held scheme at them as it goes.
@@ -65,9 +66,11 @@ def held_search(
         A feasible start array: the target of the first steps, returned when no held
         schedule beats it.
     time_limit
-        Seconds for the search (``None``: until it converges); the decodings count in it.
+        Seconds for the whole (``None``: until the search converges): the search gets what
+        is left after one decoding, less the time of one more, for the decoding at the
+        search's best prices that ends it.
     every
-        Iterations between two held decodings (and one at the first iteration).
+        Iterations between two held decodings during the search.
     multipliers
         Starting prices (default: :func:`milp.bound`'s own).
 
@@ -77,19 +80,32 @@ def held_search(
     """
     if inst.has_nodes:
         raise ValueError(f"inst: {inst.name!r} has nodes; the held scheme is for a flat pool")
+    t0 = time.perf_counter()
     best = _Best(start_value(inst, incumbent), np.asarray(incumbent, dtype=np.int64))
 
-    def primal(lam: np.ndarray) -> float:
+    def decode(lam: np.ndarray) -> None:
         start, name = held_starts(inst, lam)
         best.calls += 1
         value = start_value(inst, start)
         if value > best.value:
             best.value, best.start, best.name = value, start, name
+
+    lam0 = np.zeros(inst.horizon) if multipliers is None else np.asarray(multipliers, float)
+    decode(lam0)  # the first decoding, outside the search: it says what one costs
+    cost = time.perf_counter() - t0
+    first = [True]
+
+    def primal(lam: np.ndarray) -> float:
+        if first[0]:  # the search's first call is at lam0, decoded already
+            first[0] = False
+        else:
+            decode(lam)
         return best.value
 
-    t0 = time.perf_counter()
-    bound = milp.bound(inst, "lagrangian", time_limit=time_limit, primal=primal,
+    limit = None if time_limit is None else max(0.0, time_limit - 2.0 * cost)
+    bound = milp.bound(inst, "lagrangian", time_limit=limit, primal=primal,
                        max_iter=10**6, heuristic_every=every, multipliers=multipliers)
+    decode(np.asarray(bound.multipliers))  # the search's best prices
     logger.debug("held search: %d decodings, best %s, %.1f s", best.calls, best.name,
                  time.perf_counter() - t0)
     return HeldRun(best.start, best.name, bound, best.calls)
