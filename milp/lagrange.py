@@ -57,20 +57,25 @@ class LagrangianOracle:
             s = np.arange(T - dur + 1)
             room = np.lib.stride_tricks.sliding_window_view(capacity, dur).min(axis=1)
             js = np.flatnonzero(p == dur)
-            ok = (s >= r[js, None]) & (s <= end[js, None] - dur) & (room >= g[js, None])
-            has = ok.any(axis=1)
-            if not has.any():
-                continue
             if self.kernel is not None:
                 # every job's feasible starts, ascending, one run per job (CSR); int32 halves
-                # the largest array (10.7 M starts on the 35-day openb cluster)
-                rows = np.flatnonzero(has)
-                counts.append(ok[rows].sum(axis=1))
-                for c in range(0, rows.size, 256):  # in chunks: no (pairs x 2) int64 transient
-                    starts.append((np.flatnonzero(ok[rows[c : c + 256]]) % s.size).astype(np.int32))
-                self.groups.append((dur, js[has], np.zeros((0, 0))))
-            else:
-                # +inf where a start is not feasible: cost = window + penalty
+                # the largest array (10.7 M starts on the 35-day openb cluster); 256 jobs at
+                # a time: no (jobs x slots) mask, no (pairs x 2) int64 transient
+                kept = []
+                for c in range(0, js.size, 256):
+                    jc = js[c : c + 256]
+                    ok = (s >= r[jc, None]) & (s <= end[jc, None] - dur) & (room >= g[jc, None])
+                    has = ok.any(axis=1)
+                    if has.any():
+                        counts.append(ok[has].sum(axis=1))
+                        starts.append((np.flatnonzero(ok[has]) % s.size).astype(np.int32))
+                        kept.append(jc[has])
+                if kept:
+                    self.groups.append((dur, np.concatenate(kept), np.zeros((0, 0))))
+                continue
+            ok = (s >= r[js, None]) & (s <= end[js, None] - dur) & (room >= g[js, None])
+            has = ok.any(axis=1)
+            if has.any():  # +inf where a start is not feasible: cost = window + penalty
                 self.groups.append((dur, js[has], np.where(ok[has], 0.0, np.inf)))
         if self.kernel is not None and not self.groups:
             self.kernel = None
