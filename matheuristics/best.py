@@ -115,6 +115,8 @@ def _flow_phases(
     """``best``'s phases under ``flow`` on a flat pool (``docs/flow.md``): the held search,
     then block moves from the better schedule; each result is offered. Returns a note."""
     limit = time_share(clock, HELD_SHARE)
+    if limit is not None and limit < 1.0:  # one decoding alone may take that (ITP04: 1.5 s)
+        return "; no time for the held search"
     run = held_search(inst, incumbent, time_limit=limit)
     offer(run.start, None, run.name)
     base = run.start if start_value(inst, run.start) >= start_value(inst, incumbent) else incumbent

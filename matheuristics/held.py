@@ -33,12 +33,13 @@ class HeldRun(NamedTuple):
 
     ``start``: the best start array seen (the incumbent's when nothing beat it);
     ``name``: what gave it; ``bound``: the search's :class:`milp.Bound` (an upper
-    bound on the worth, certified by its multipliers); ``calls``: held decodings run.
+    bound on the worth, certified by its multipliers; ``None`` when the time limit
+    left no room for the search after the first decoding); ``calls``: held decodings run.
     """
 
     start: np.ndarray
     name: str
-    bound: milp.Bound
+    bound: milp.Bound | None
     calls: int
 
 
@@ -102,7 +103,10 @@ def held_search(
             decode(lam)
         return best.value
 
-    limit = None if time_limit is None else max(0.0, time_limit - 2.0 * cost)
+    limit = None if time_limit is None else time_limit - 2.0 * cost
+    if limit is not None and limit <= 0.0:  # no room for a search and a second decoding
+        logger.debug("held search: one decoding (%.1f s), no time for the search", cost)
+        return HeldRun(best.start, best.name, None, best.calls)
     bound = milp.bound(inst, "lagrangian", time_limit=limit, primal=primal,
                        max_iter=10**6, heuristic_every=every, multipliers=multipliers)
     decode(np.asarray(bound.multipliers))  # the search's best prices

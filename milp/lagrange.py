@@ -50,7 +50,8 @@ class LagrangianOracle:
         if compiled and self.kernel is None:
             raise ImportError("compiled: numba is not importable")
         self.groups: list[tuple[int, np.ndarray, np.ndarray]] = []
-        counts, starts = [], []  # the kernel's CSR, built group by group (no masks kept)
+        counts: list[np.ndarray] = []  # the kernel's CSR: each job's count of feasible starts
+        chunks: list[tuple[int, np.ndarray]] = []  # (duration, its jobs), 256 at a time
         for dur in np.unique(p).tolist() if inst.num_jobs else []:
             if dur > T:
                 continue
@@ -58,9 +59,9 @@ class LagrangianOracle:
             room = np.lib.stride_tricks.sliding_window_view(capacity, dur).min(axis=1)
             js = np.flatnonzero(p == dur)
             if self.kernel is not None:
-                # every job's feasible starts, ascending, one run per job (CSR); int32 halves
-                # the largest array (10.7 M starts on the 35-day openb cluster); 256 jobs at
-                # a time: no (jobs x slots) mask, no (pairs x 2) int64 transient
+                # counted first, 256 jobs at a time (no jobs x slots mask), then written into
+                # one array below: the CSR is held once (520 M starts, 1.9 GiB, on Philly
+                # whole at 15-minute slots), and int32 halves it
                 kept = []
                 for c in range(0, js.size, 256):
                     jc = js[c : c + 256]
@@ -68,8 +69,8 @@ class LagrangianOracle:
                     has = ok.any(axis=1)
                     if has.any():
                         counts.append(ok[has].sum(axis=1))
-                        starts.append((np.flatnonzero(ok[has]) % s.size).astype(np.int32))
                         kept.append(jc[has])
+                        chunks.append((dur, jc[has]))
                 if kept:
                     self.groups.append((dur, np.concatenate(kept), np.zeros((0, 0))))
                 continue
@@ -81,15 +82,17 @@ class LagrangianOracle:
             self.kernel = None
         if self.kernel is not None:
             self.offsets = np.concatenate([[0], np.cumsum(np.concatenate(counts))]).astype(np.int64)
-            # chunk by chunk, each freed once copied: the CSR is held once, not twice (520 M
-            # starts, 1.9 GiB, on Philly whole at 15-minute slots)
             self.starts = np.empty(int(self.offsets[-1]), dtype=np.int32)
-            at = 0
-            starts.reverse()
-            while starts:
-                chunk = starts.pop()
-                self.starts[at : at + chunk.size] = chunk
-                at += chunk.size
+            at, last = 0, -1
+            for dur, jc in chunks:  # the same masks again, each job's starts ascending
+                if dur != last:
+                    s = np.arange(T - dur + 1)
+                    room = np.lib.stride_tricks.sliding_window_view(capacity, dur).min(axis=1)
+                    last = dur
+                ok = (s >= r[jc, None]) & (s <= end[jc, None] - dur) & (room >= g[jc, None])
+                got = np.flatnonzero(ok) % s.size
+                self.starts[at : at + got.size] = got
+                at += got.size
         self.buffers = [np.empty_like(pen) for _, _, pen in self.groups]
         self.rows = [np.arange(js.size) for _, js, _ in self.groups]
         self.jobs = (np.concatenate([j for _, j, _ in self.groups]) if self.groups

@@ -94,6 +94,7 @@ def test_held_search_bound_below_every_feasible_flow(seed: int, n: int) -> None:
     run = held_search(inst, start, time_limit=0.3, every=5)
     assert start_value(inst, run.start) >= start_value(inst, start)
     f = checked_flow(inst, run.start)
+    assert run.bound is not None
     lower = report_bound(inst, instances.lagrangian_value(inst, run.bound.multipliers))
     assert lower <= opt + 1e-9 * max(opt, 1.0) and opt <= f + 1e-9
     assert report_bound(inst, run.bound.value) == pytest.approx(lower)
@@ -102,7 +103,7 @@ def test_held_search_bound_below_every_feasible_flow(seed: int, n: int) -> None:
 def test_best_under_flow_runs_the_flow_phases() -> None:
     inst = flow_instance(7, 6)
     opt, _ = brute_force(inst)
-    res = best(inst, time_limit=1.0)
+    res = best(inst, time_limit=3.0)
     assert "held search" in res.message and "flow search" in res.message
     assert res.value >= opt - 1e-9 * max(opt, 1.0)
     assert res.value == pytest.approx(report(inst, start_value(inst, res.schedule.to_array(inst))))
@@ -121,3 +122,11 @@ def test_flow_search_chunk_changes_no_schedule(seed: int, n: int) -> None:
     a = flow_local_search(inst, start, time_limit=None, iterations=30, seed=seed, chunk=16)
     b = flow_local_search(inst, start, time_limit=None, iterations=30, seed=seed, chunk=2)
     assert a[0].tolist() == b[0].tolist() and a[1:] == b[1:]
+
+
+def test_held_search_without_time_for_the_search_decodes_once() -> None:
+    inst = flow_instance(5, 6)
+    start = parallel_starts(inst, order_by(inst, "sjf"))
+    run = held_search(inst, start, time_limit=0.0)
+    assert run.bound is None and run.calls == 1
+    assert start_value(inst, run.start) >= start_value(inst, start)
