@@ -161,6 +161,13 @@ def best(
     with ``place``). Every candidate's placement array is kept beside its
     start array, and the result carries the winner's placement.
 
+    Under ``flow`` on a flat pool, after the one-pass members: the held search
+    (:func:`~matheuristics.held.held_search`, :data:`HELD_SHARE` of the time left; skipped
+    under 1 s), then block moves from the better schedule
+    (:func:`~heuristics.flow_search.flow_local_search`, :data:`FLOW_SEARCH_SHARE` of what
+    is then left); the phases of before share the rest, and :data:`FINISH_SHARE` of
+    ``time_limit`` is kept for the final check (``docs/flow.md``).
+
     Once a candidate runs every job, nothing later can beat it (ties keep the
     first) and the remaining phases are skipped: the result is the same.
 
