@@ -22,6 +22,10 @@ orders in the parallel and serial schemes, the Lagrangian's relaxed starts as an
 the LNS with one-day windows (60 s), and, at the multipliers of an ``S``-second bound, the
 held scheme's variants and the block search (15 s) by chunk length.
 
+``--held S`` runs, on each trace of ``--traces``, the held search alone for ``S`` seconds
+from the one-pass ``sjf`` schedule (its schedule and its bound), then the block search
+for 60 s: what ``best`` would reach with the time its one-pass members take.
+
 Prints figures, asserts nothing.
 
 Usage::
@@ -31,6 +35,7 @@ Usage::
     python benchmarks/bench_flow_scale.py --traces philly --philly-gpus 384
     python benchmarks/bench_flow_scale.py --windows 5,14
     python benchmarks/bench_flow_scale.py --attempts 240
+    python benchmarks/bench_flow_scale.py --traces philly --philly-gpus 384 --held 300
 """
 
 from __future__ import annotations
@@ -196,6 +201,35 @@ def attempts(seconds: float) -> None:
         print(f"block search 15 s, chunks of {stride}: {flow(out)}, {tries} moves, {better} better")
 
 
+def held_alone(name: str, philly_gpus: int, seconds: float) -> None:
+    """The held search for ``seconds``, then the block search for 60 s, on one trace."""
+    from heuristics.flow_search import flow_local_search
+    from heuristics.listsched import parallel_starts
+    from heuristics.rules import order_by
+    from instances.objective import least_flow, report, report_bound, start_worth
+    from matheuristics.held import held_search
+
+    inst = trace_instance(name, philly_gpus)
+    sjf = parallel_starts(inst, order_by(inst, "sjf"))
+    t0 = time.perf_counter()
+    run = held_search(inst, sjf, time_limit=seconds)
+    f = report(inst, start_worth(inst, run.start))
+    if run.bound is None:
+        raise SystemExit(f"--held: {seconds} s leaves no room for the search on {name}")
+    lb = report_bound(inst, run.bound.value)
+    its = run.bound.iterations
+    print(f"{name}: held search {time.perf_counter() - t0:.0f} s: F {f:,.1f} ({run.name}, "
+          f"{run.calls} decodings), its bound {lb:,.1f} ({its} iterations)")
+    t0 = time.perf_counter()
+    out, tries, better = flow_local_search(inst, run.start, time_limit=60)
+    f2 = report(inst, start_worth(inst, out))
+    least = least_flow(inst)
+    print(f"{name}: block search 60 s: F {f2:,.1f} ({tries} moves, {better} better); gap to "
+          f"the bound above {100 * (f2 - lb) / f2:.2f}% on F, "
+          f"{100 * (f2 - lb) / (f2 - least):.2f}% on the waiting; peak RSS "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+
+
 def run_step(kind: str, path: str, arg: float, best_limit: float) -> dict[str, Any]:
     """:func:`step` in a fresh process."""
     cmd = [sys.executable, __file__, "--step", kind, "--path", path, "--arg", repr(arg),
@@ -212,6 +246,7 @@ def main() -> None:
     ap.add_argument("--philly-gpus", type=int, default=512)
     ap.add_argument("--windows", help="start days of 2-day windows: the side evidence")
     ap.add_argument("--attempts", type=float, help="seconds of the bound behind the attempts")
+    ap.add_argument("--held", type=float, help="seconds of the held search alone")
     ap.add_argument("--step", help=argparse.SUPPRESS)
     ap.add_argument("--path", help=argparse.SUPPRESS)
     ap.add_argument("--arg", type=float, default=0.0, help=argparse.SUPPRESS)
@@ -221,6 +256,10 @@ def main() -> None:
         return
     if a.windows:
         windows([int(d) for d in a.windows.split(",")])
+        return
+    if a.held is not None:
+        for name in a.traces.split(","):
+            held_alone(name, a.philly_gpus, a.held)
         return
     if a.attempts is not None:
         attempts(a.attempts)
