@@ -88,7 +88,10 @@ def _rule_source_hash(policy: str) -> str | None:
         return None
     from heuristics.registry import import_object
 
-    import_object(policy, "placement")  # imported as the rule table imports it
+    try:
+        import_object(policy, "placement")  # imported as the rule table imports it
+    except ValueError:
+        return None  # the cell itself says so when it runs
     path = getattr(sys.modules.get(policy.split(":", 1)[0]), "__file__", None)
     if not path or not Path(path).is_file():
         return None

@@ -38,7 +38,7 @@ from ..placement_rules import (
     PlacementRule,
     resolve_placement,
 )
-from .custom import run_compiled, run_plain
+from .custom import CompiledRuleError, run_compiled, run_plain
 from .guided import run_guided
 from .online import POLICY_CODES, run_online
 from .orders import ORDERS, check_order, pod_order
@@ -163,7 +163,7 @@ def _place_user(packing: Packing, entry: PlacementRule, seq: np.ndarray, order: 
     if entry.compiled:
         try:
             node_of, gpus = run_compiled(entry, packing.arrays, names, seq)
-        except ValueError:
+        except CompiledRuleError:
             # the compiled loop cannot say on which pod the rule failed: the plain loop,
             # calling the same compiled rule pod by pod, names it (if it fails there too)
             run_plain(entry, packing.arrays, names, models, seq)

@@ -23,7 +23,7 @@ from ..scoring import choose_gpus, choose_node, default_gpus, rule_error
 from ..view import JobView, NodeView, readonly
 from .online import fits_all
 
-__all__ = ["CompiledJob", "run_compiled", "run_plain"]
+__all__ = ["CompiledJob", "CompiledRuleError", "run_compiled", "run_plain"]
 
 
 
@@ -145,6 +145,10 @@ def _compiled_loop(score: Any, seq: np.ndarray, pod_gpus: np.ndarray, pod_milli:
     return node_of, mask, -1
 
 
+class CompiledRuleError(ValueError):
+    """A compiled rule failed inside the compiled loop, which cannot say on which pod."""
+
+
 def run_compiled(entry: PlacementRule, a: PackingArrays, names: tuple[str, ...],
                  seq: np.ndarray) -> tuple[np.ndarray, list[list[int]]]:
     """Place the pods of ``seq`` with a numba-compiled rule, in one compiled call.
@@ -163,8 +167,8 @@ def run_compiled(entry: PlacementRule, a: PackingArrays, names: tuple[str, ...],
                                   *_empty_state(a))
     except Exception as exc:  # a typing error inside the user's compiled rule
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"placement: rule {entry.name!r} does not run compiled on the view "
-                         f"({type(exc).__name__}: {first})") from exc
+        raise CompiledRuleError(f"placement: rule {entry.name!r} does not run compiled on the "
+                                f"view ({type(exc).__name__}: {first})") from exc
     if bad >= 0:
         job = JobView(int(bad), names[bad], int(a.pod_gpus[bad]), int(a.pod_milli[bad]),
                       int(a.pod_cpu[bad]), int(a.pod_mem[bad]), None)
