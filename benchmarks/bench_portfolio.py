@@ -26,13 +26,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
+import sys
+from pathlib import Path
 from typing import Any
 
 import instances
 from gpusched import library
 from matheuristics import solve_milp
 from matheuristics.portfolio import named
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the benchmarks package
+
+from benchmarks.timing import fmt_gap, fmt_number, timed
 
 TRACE_FAMILIES = ("trace-servegen", "openb", "openb-day", "openb-shares")
 """Library families made from traces."""
@@ -61,24 +66,9 @@ def library_instances(spec: str) -> list[tuple[str, instances.Instance]]:
     return [(n, library.get(n)) for n in spec.split(",")]
 
 
-def _cpu() -> float:
-    t = os.times()
-    return t.user + t.system
-
-
 def run(label: str, inst: instances.Instance, **kw: Any) -> tuple[instances.Result, float, float]:
     """One solve with its wall and CPU seconds."""
-    t0, c0 = time.perf_counter(), _cpu()
-    res = solve_milp(inst, **kw)
-    return res, time.perf_counter() - t0, _cpu() - c0
-
-
-def _fmt(x: float | None) -> str:
-    return "-" if x is None else f"{x:,.2f}"
-
-
-def _gap(res: instances.Result) -> str:
-    return "-" if res.gap is None else f"{100 * res.gap:.2f}%"
+    return timed(solve_milp, inst, **kw)  # type: ignore[no-any-return]
 
 
 def main() -> None:
@@ -125,10 +115,10 @@ def main() -> None:
             met["value"] += ok_v == "yes"
             met["bound"] += ok_b == "yes"
             met["gap"] += res.gap is not None and res.gap <= 0.01
-            print(f"| {name} | {inst.num_jobs} | {_fmt(res.value)} | {_fmt(res.upper_bound)} | "
-                  f"{_gap(res)} | {res.params.get('incumbent_from')} | "
-                  f"{res.params.get('bound_from')} | {_fmt(None if cp is None else cp.value)} | "
-                  f"{_fmt(None if hi is None else hi.upper_bound)} | {ok_v} | {ok_b} | "
+            print(f"| {name} | {inst.num_jobs} | {fmt_number(res.value)} | {fmt_number(res.upper_bound)} | "
+                  f"{fmt_gap(res)} | {res.params.get('incumbent_from')} | "
+                  f"{res.params.get('bound_from')} | {fmt_number(None if cp is None else cp.value)} | "
+                  f"{fmt_number(None if hi is None else hi.upper_bound)} | {ok_v} | {ok_b} | "
                   f"{wall:.0f} / {cpu:.0f} | {load:.1f} |", flush=True)
     rows = len(cases) * args.runs
     print(f"\n{rows} runs: incumbent >= CP-SAT alone on {met['value']}, bound <= HiGHS alone on "

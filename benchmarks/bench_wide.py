@@ -29,13 +29,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
+import sys
 from pathlib import Path
 from typing import Any
 
 import gpusched
 import instances
 from matheuristics import solve_milp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the benchmarks package
+
+from benchmarks.timing import fmt_gap, fmt_number, timed
 
 
 def seed_list(spec: str) -> list[int]:
@@ -46,26 +50,6 @@ def seed_list(spec: str) -> list[int]:
     if "," in spec:
         return [int(s) for s in spec.split(",")]
     return list(range(int(spec)))
-
-
-def _cpu() -> float:
-    t = os.times()
-    return t.user + t.system
-
-
-def timed(fn: Any, *args: Any, **kw: Any) -> tuple[instances.Result, float, float]:
-    """``fn(*args, **kw)`` with its wall and CPU seconds."""
-    t0, c0 = time.perf_counter(), _cpu()
-    res = fn(*args, **kw)
-    return res, time.perf_counter() - t0, _cpu() - c0
-
-
-def _fmt(x: float | None) -> str:
-    return "-" if x is None else f"{x:,.2f}"
-
-
-def _gap(res: instances.Result) -> str:
-    return "-" if res.gap is None else f"{100 * res.gap:.2f}%"
 
 
 def main() -> None:
@@ -120,10 +104,10 @@ def main() -> None:
             met["gap"] += res.gap is not None and res.gap <= 0.01
             if res.gap is not None:
                 gaps.append(res.gap)
-            print(f"| {seed} | {_fmt(res.value)} | {_fmt(res.upper_bound)} | {_gap(res)} | "
+            print(f"| {seed} | {fmt_number(res.value)} | {fmt_number(res.upper_bound)} | {fmt_gap(res)} | "
                   f"{res.params.get('incumbent_from')} | {res.params.get('bound_from')} | "
-                  f"{'-' if cp is None else f'{_fmt(cp.value)} ({_fmt(cp.upper_bound)})'} | "
-                  f"{'-' if hi is None else f'{_fmt(hi.upper_bound)} ({_fmt(hi.value)})'} | "
+                  f"{'-' if cp is None else f'{fmt_number(cp.value)} ({fmt_number(cp.upper_bound)})'} | "
+                  f"{'-' if hi is None else f'{fmt_number(hi.upper_bound)} ({fmt_number(hi.value)})'} | "
                   f"{ok_v} | {ok_b} | {wall:.0f} / {cpu:.0f} | {load:.1f} |", flush=True)
             if args.out is not None:
                 row = {"seed": seed, "run": run, "value": res.value, "bound": res.upper_bound,

@@ -6,9 +6,11 @@ Each scripted benchmark reports ratios of calls timed side by side in one run
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
+from typing import Any
 
 
 def median_seconds(fn: Callable[[], object], repeat: int) -> float:
@@ -39,3 +41,26 @@ def paired(a: Callable[[], object], b: Callable[[], object], repeat: int
         tb.append(t2 - t1)
     return (statistics.median(ta), statistics.median(tb),
             statistics.median(y / x for x, y in zip(ta, tb)))
+
+
+def cpu_seconds() -> float:
+    """The process's CPU seconds so far (user and system): a loaded machine tells itself."""
+    t = os.times()
+    return t.user + t.system
+
+
+def timed(fn: Callable[..., Any], *args: Any, **kw: Any) -> tuple[Any, float, float]:
+    """``fn(*args, **kw)`` with its wall and CPU seconds."""
+    t0, c0 = time.perf_counter(), cpu_seconds()
+    res = fn(*args, **kw)
+    return res, time.perf_counter() - t0, cpu_seconds() - c0
+
+
+def fmt_number(x: float | None) -> str:
+    """A figure with thousands separators and two decimals (``-`` for none)."""
+    return "-" if x is None else f"{x:,.2f}"
+
+
+def fmt_gap(res: Any) -> str:
+    """A result's gap in percent (``-`` without a bound)."""
+    return "-" if res.gap is None else f"{100 * res.gap:.2f}%"
