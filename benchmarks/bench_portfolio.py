@@ -37,22 +37,11 @@ from matheuristics.portfolio import named
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the benchmarks package
 
+from benchmarks.args import seed_list
 from benchmarks.timing import fmt_gap, fmt_number, timed
 
 TRACE_FAMILIES = ("trace-servegen", "openb", "openb-day", "openb-shares")
 """Library families made from traces."""
-
-
-def seed_list(spec: str) -> list[int]:
-    """``0-11``, ``3`` (seeds 0-2), ``0,5,7`` or ``none``."""
-    if spec == "none":
-        return []
-    if "-" in spec:
-        a, b = spec.split("-")
-        return list(range(int(a), int(b) + 1))
-    if "," in spec:
-        return [int(s) for s in spec.split(",")]
-    return list(range(int(spec)))
 
 
 def library_instances(spec: str) -> list[tuple[str, instances.Instance]]:

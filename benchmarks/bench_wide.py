@@ -39,17 +39,8 @@ from matheuristics import solve_milp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the benchmarks package
 
+from benchmarks.args import seed_list
 from benchmarks.timing import fmt_gap, fmt_number, timed
-
-
-def seed_list(spec: str) -> list[int]:
-    """``0-11``, ``3`` (seeds 0-2) or ``0,5,7``."""
-    if "-" in spec:
-        a, b = spec.split("-")
-        return list(range(int(a), int(b) + 1))
-    if "," in spec:
-        return [int(s) for s in spec.split(",")]
-    return list(range(int(spec)))
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from numba import njit
 from packing_cases import node, pod, random_packing
+from user_bestfit import bestfit, bestfit_compiled
 
 import heuristics
 import instances
@@ -18,30 +19,6 @@ from heuristics.packing import place
 from heuristics.placement_rules import PLACEMENT_RULES, register_placement, resolve_placement
 from heuristics.rules import RULES, order_by, register_rule
 from instances.packing import Packing
-
-
-def bestfit(view, job):
-    """FGD's BestFit through the view, in numpy."""
-    gpu_free = np.where(view.gpu_free_milli > 0, view.gpu_free_milli, 0).sum(axis=1)
-    s = ((view.cpu_free_milli - job.cpu_milli) / 128000.0 * 0.5
-         + (gpu_free - job.gpus * job.gpu_milli) / 8000.0 * 0.5)
-    return np.clip(np.trunc((1.0 - s) * 100.0), 0, 100)
-
-
-@njit(cache=True)
-def bestfit_compiled(view, job):  # pragma: no cover (compiled)
-    out = np.empty(view.gpus.shape[0])
-    for k in range(out.shape[0]):
-        g = 0
-        for i in range(view.gpu_free_milli.shape[1]):
-            if view.gpu_free_milli[k, i] > 0:
-                g += view.gpu_free_milli[k, i]
-        s = 0.0
-        s += (view.cpu_free_milli[k] - job.cpu_milli) / 128000.0 * 0.5
-        s += (g - job.gpus * job.gpu_milli) / 8000.0 * 0.5
-        v = int((1.0 - s) * 100.0)
-        out[k] = 0 if v < 0 else (100 if v > 100 else v)
-    return out
 
 
 def first_node(view, job):
