@@ -56,7 +56,8 @@ def test_bestfit_through_the_view_places_as_the_builtin(seed, rule):
     a, b = place(p, "bestfit"), place(p, rule)
     assert b.placement.assign == a.placement.assign
     assert b.metrics.allocated_milli == a.metrics.allocated_milli
-    assert b.policy == f"{__name__}:{rule.py_func.__name__ if hasattr(rule, 'py_func') else rule.__name__}"
+    fn = getattr(rule, "py_func", rule)  # a compiled rule: its Python function's names
+    assert b.policy == f"{fn.__module__}:{fn.__name__}" == f"user_bestfit:{fn.__name__}"
 
 
 @pytest.mark.parametrize("seed", range(6))
