@@ -30,6 +30,7 @@ from instances.lagrangian import check_multipliers, reduced_profits
 
 from .listsched import list_starts, parallel_starts
 from .results import start_value
+from .rules import sort_keys
 
 __all__ = ["HELD_VARIANTS", "held_instance", "held_orders", "held_starts", "left_shift"]
 
@@ -46,8 +47,8 @@ def held_orders(inst: Instance) -> dict[str, np.ndarray]:
     p = inst.durations.astype(np.float64)
     w = inst.priorities
     idx = np.arange(inst.num_jobs)
-    return {"area": np.lexsort((idx, p, g * p / w)),
-            "sqrt-area": np.lexsort((idx, p, np.sqrt(g) * p / w))}
+    return {"area": sort_keys((g * p / w, p), idx),
+            "sqrt-area": sort_keys((np.sqrt(g) * p / w, p), idx)}
 
 
 def held_instance(inst: Instance, release: np.ndarray) -> Instance:
