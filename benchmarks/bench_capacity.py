@@ -66,7 +66,10 @@ def decoder_pass(inst, order, rule):
     # the decoder alone, on a copy of a profile built once (the API of either tree)
     try:
         from heuristics.decoder import job_arrays, serial_starts
-        from heuristics.profile import new_profile
+        try:
+            from heuristics.engine import new_profile
+        except ImportError:  # the tree before the one capacity engine
+            from heuristics.profile import new_profile
     except ImportError:  # the tree before the one capacity model
         from heuristics._core import job_arrays, serial_starts
         from heuristics.placement import new_place, node_profile

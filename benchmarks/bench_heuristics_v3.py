@@ -38,8 +38,8 @@ import instances  # noqa: E402
 from benchmarks.timing import median_seconds as seconds  # noqa: E402
 from benchmarks.timing import paired  # noqa: E402
 from heuristics.decoder import job_arrays, serial_starts  # noqa: E402
+from heuristics.engine import new_profile  # noqa: E402
 from heuristics.placement import new_place  # noqa: E402
-from heuristics.profile import new_profile  # noqa: E402
 from heuristics.rules import order_by  # noqa: E402
 from instances import Instance  # noqa: E402
 

@@ -39,9 +39,9 @@ import gpusched  # noqa: E402
 import instances  # noqa: E402
 from gpusched.reproduce.real import REAL_DAYS, REAL_POOLS  # noqa: E402
 from heuristics.decoder import job_arrays, serial_starts  # noqa: E402
+from heuristics.engine import new_profile  # noqa: E402
 from heuristics.packing import FGD_POLICIES  # noqa: E402
 from heuristics.placement import new_place  # noqa: E402
-from heuristics.profile import new_profile  # noqa: E402
 from heuristics.rules import order_by  # noqa: E402
 from instances.families import OPENB_DAYS, contention  # noqa: E402
 

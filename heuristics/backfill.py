@@ -17,11 +17,9 @@ import numpy as np
 
 from instances import Instance, Result
 
-from . import shares
-from ._easy import easy_queue
 from .decoder import job_arrays, serial_starts
+from .engine import new_profile
 from .placement import new_place
-from .profile import counts_profile, fit, new_profile, occupy, start_now
 from .results import finish
 from .rules import fifo_order
 
@@ -42,26 +40,40 @@ def easy_starts(
     place
         On an instance with nodes, the placement array to fill.
     """
-    if inst.jobs_use_resources:  # model version 3
-        return shares.easy_starts(inst, reservation, log, place=place)
-    prof = counts_profile(new_profile(inst, reservation, "first-fit"))
-    g_, p_, d_ = inst.gpus.tolist(), inst.durations.tolist(), inst.deadlines.tolist()
-    held: list[int] = []  # the nodes of the last fit
-
-    def fit_head(h: int, t: int) -> int:
-        nonlocal held
-        r, held = fit(prof, g_[h], p_[h], t, d_[h])
-        return int(r)
-
-    def start_head(h: int, t: int) -> None:
-        occupy(prof, g_[h], t, p_[h], held, place, h)
-
-    def backfill(h: int, r: int, t: int, rest: np.ndarray, start: np.ndarray) -> list[int]:
+    prof = new_profile(inst, reservation, "first-fit")  # any model version
+    jobs = job_arrays(inst)
+    g_, p_, d_ = (c.tolist() for c in jobs[[0, 1, 3]])
+    n, T = inst.num_jobs, inst.horizon
+    last = inst.deadlines - inst.durations
+    order = fifo_order(inst)
+    alive = np.ones(n, dtype=bool)  # neither started nor dropped
+    start = np.full(n, -1, dtype=np.int64)
+    o_rel = inst.releases[order]
+    for t in range(T):
+        alive[last < t] = False  # its last feasible start has passed
+        q = order[alive[order] & (o_rel <= t)]
+        i, r, where = 0, -1, None
+        while i < q.size:  # heads that fit now start; heads that fit nowhere are dropped
+            h = int(q[i])
+            r, where = prof.earliest(h, g_[h], p_[h], t, d_[h])
+            if r < 0:
+                alive[h] = False
+            elif r == t:
+                prof.take(h, g_[h], p_[h], t, where, place)
+                start[h] = t
+                alive[h] = False
+            else:
+                break
+            i += 1
+        if i == q.size:
+            continue
+        h = int(q[i])  # reserved at r > t: the rest start now only beside its reservation
+        if log is not None:
+            log.append((t, h, r))
         shadow = prof.copy()
-        occupy(shadow, g_[h], r, p_[h], held)
-        return start_now(shadow, t, rest, inst.gpus, inst.durations, start, place, also=prof)
-
-    return easy_queue(inst, fit_head, start_head, backfill, log)
+        shadow.take(h, g_[h], p_[h], r, where)
+        alive[shadow.start_now(t, q[i + 1 :], jobs, start, place, also=prof)] = False
+    return start
 
 
 def easy(inst: Instance, *, reservation: str = "peak") -> Result:

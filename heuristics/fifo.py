@@ -8,10 +8,9 @@ import numpy as np
 
 from instances import Instance, Result
 
-from . import shares
-from .decoder import job_arrays, serial_starts
+from .decoder import job_arrays
+from .engine import new_profile
 from .placement import new_place
-from .profile import new_profile
 from .results import finish
 from .rules import fifo_order
 
@@ -36,6 +35,8 @@ def fifo_starts(
     one whose sorted node positions are lexicographically smallest. Under
     ``peak`` each node offers its GPUs less what the reservation withholds
     there; under ``curve`` its GPUs, and the pool keeps room for inference.
+    On model version 3 (section 12) a placement also names GPU indices (the
+    lowest with room) and charges shares, CPU and memory.
 
     Parameters
     ----------
@@ -43,20 +44,8 @@ def fifo_starts(
         On an instance with nodes, the placement array to fill (see
         :func:`heuristics.placement.new_place`).
     """
-    if inst.jobs_use_resources:  # model version 3 (section 12): GPU indices, shares, CPU, memory
-        return shares.fifo_starts(inst, reservation, place=place)
-    prof = new_profile(inst, reservation, "first-fit")
-    start = np.full(inst.num_jobs, -1, dtype=np.int64)
-    jobs = job_arrays(inst)  # the serial decoder, one job at a time, from max(r_j, S_last)
-    release = jobs[2].copy()
-    one = np.empty(1, dtype=np.int64)
-    s_last = 0
-    for j in fifo_order(inst).tolist():
-        jobs[2, j], one[0] = max(int(release[j]), s_last), j
-        serial_starts(prof, one, jobs, start, place)
-        if start[j] >= 0:
-            s_last = int(start[j])
-    return start
+    prof = new_profile(inst, reservation, "first-fit")  # any model version
+    return prof.decode(fifo_order(inst), job_arrays(inst), None, place, fifo=True)
 
 
 def fifo(inst: Instance, *, reservation: str = "peak") -> Result:

@@ -24,8 +24,8 @@ from instances import Instance, Result
 from instances.lagrangian import check_multipliers, reduced_profits
 
 from .decoder import job_arrays, serial_starts
+from .engine import new_profile
 from .placement import new_place
-from .profile import new_profile
 from .results import finish, start_value
 
 __all__ = ["ORDERS", "lagrangian_orders", "lagrangian_schedule", "lagrangian_starts"]

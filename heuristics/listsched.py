@@ -22,11 +22,11 @@ import numpy as np
 
 from instances import Instance, Result
 
-from . import shares, user_decode
+from . import user_decode
 from .decoder import job_arrays, serial_starts
+from .engine import new_profile
 from .placement import new_place
 from .placement_rules import PlacementRule, resolve_placement
-from .profile import counts_profile, new_profile, start_now
 from .results import finish
 from .rules import order_by, rule_name
 
@@ -109,19 +109,15 @@ def parallel_starts(
     entry = _user(placement)
     if entry is not None:
         return user_decode.parallel_starts(inst, order, entry, reservation, place)
-    if inst.jobs_use_resources:  # model version 3
-        return shares.parallel_starts(inst, order, reservation, placement=placement, place=place)
-    prof = counts_profile(new_profile(inst, reservation, placement))  # versions 1-2 here
-    n, T = inst.num_jobs, inst.horizon
-    gpus, dur, rel, dl = inst.gpus, inst.durations, inst.releases, inst.deadlines
-    start = np.full(n, -1, dtype=np.int64)
+    prof = new_profile(inst, reservation, placement)  # any model version
+    jobs = job_arrays(inst)
+    start = np.full(inst.num_jobs, -1, dtype=np.int64)
     order = np.asarray(order, dtype=np.int64)
     pending = np.ones(order.size, dtype=bool)
-    o_rel, o_last = rel[order], (dl - dur)[order]
-    for t in range(T):
+    o_rel, o_last = inst.releases[order], (inst.deadlines - inst.durations)[order]
+    for t in range(inst.horizon):
         cand = order[pending & (o_rel <= t) & (o_last >= t)]
-        start_now(prof, t, cand, gpus, dur, start, place)
-        if cand.size:
+        if cand.size and len(prof.start_now(t, cand, jobs, start, place)):
             pending[start[order] >= 0] = False
     return start
 

@@ -9,11 +9,11 @@ pool row alone decides: :func:`fit`, :func:`fits_now` and the compiled decoder
 specialise to it, and the tests hold them to the general :func:`node_fit` and
 :func:`node_fits_now`.
 
-On model version 3 (shares, models, CPU, memory) :func:`new_profile`
-returns a :class:`heuristics.shares.SharesProfile` instead: not a
-:class:`Profile` (its fit and occupy are its own), but, as every state, an
-:class:`AnyProfile`, all that the code copying states and handing them to
-the decoders reads.
+A :class:`Profile` is the count model's :class:`heuristics.engine.CapacityState`
+(model versions 1 and 2): its methods are the fit, take, start-now and
+serial decoder the time methods call; version 3 has its own state
+(:class:`heuristics.shares.SharesProfile`), and
+:func:`heuristics.engine.new_profile` picks one.
 
 The hot loop of every constructive heuristic is "find the earliest slot from
 which ``g`` GPUs stay free for ``p`` slots": :func:`earliest_fit` answers it
@@ -24,9 +24,10 @@ per-slot versions that the tests hold these to.
 
 from __future__ import annotations
 
+import logging
 import weakref
 from collections.abc import Callable
-from typing import Any, Protocol, Self
+from typing import Any
 
 import numpy as np
 
@@ -37,9 +38,9 @@ from .placement import check_placement, choose, frag_table
 
 __all__ = [
     "RESERVATIONS",
-    "AnyProfile",
     "Profile",
     "check_reservation",
+    "compiled_decoder",
     "counts_profile",
     "earliest_fit",
     "first_fits_now",
@@ -47,12 +48,15 @@ __all__ = [
     "fits_now",
     "hinted_fit",
     "memo",
-    "new_profile",
+    "new_counts_profile",
     "node_fit",
     "node_fits_now",
     "occupy",
+    "serial_starts_numpy",
     "start_now",
 ]
+
+logger = logging.getLogger(__name__)
 
 RESERVATIONS: tuple[str, ...] = ("peak", "curve")
 """Reservation policies of the inference capacity (the specification (docs/model.md))."""
@@ -74,34 +78,6 @@ def check_reservation(reservation: str) -> str:
     if reservation not in RESERVATIONS:
         raise ValueError(f"reservation: must be 'peak' or 'curve', got {reservation!r}")
     return reservation
-
-
-class AnyProfile(Protocol):
-    """The free state of any model version: what :func:`new_profile` returns.
-
-    :class:`Profile` (versions 1 and 2: GPU counts) and
-    :class:`heuristics.shares.SharesProfile` (version 3: GPUs by index,
-    CPU, memory) implement it; each has its own fit and occupy
-    (:func:`fit`, :func:`occupy`; :func:`heuristics.shares.fit`,
-    :func:`heuristics.shares.occupy`), and
-    :func:`heuristics.decoder.serial_starts` takes either.
-
-    Attributes
-    ----------
-    rows
-        ``(R, T)`` int64: the whole state, row 0 the pool (one copy copies it
-        all; equal rows, equal states).
-    """
-
-    rows: np.ndarray
-
-    def like(self, rows: np.ndarray) -> Self:
-        """A state of these ``rows`` with this one's instance data and rule."""
-        ...
-
-    def copy(self) -> Self:
-        """A copy whose rows can be changed independently."""
-        ...
 
 
 class Profile:
@@ -210,20 +186,53 @@ class Profile:
         bits[:] = _words(self.free >= self.levels[:, None, None], 1)
         self.stale = False
 
+    def decode(self, order: Any, jobs: Any, start: np.ndarray | None = None,
+               place: np.ndarray | None = None, *, fifo: bool = False) -> np.ndarray:
+        """The serial decoder on this state (:meth:`heuristics.engine.CapacityState.decode`).
 
-def new_profile(inst: Instance, reservation: str = "curve",
-                placement: str = "first-fit") -> AnyProfile:
-    """The empty profile of ``inst`` (nothing placed yet) under ``reservation``.
+        The compiled kernel when numba is importable and ``start`` and
+        ``place`` are writable ``int64``, else :func:`serial_starts_numpy` (the
+        same starts). ``fifo`` decodes one job at a time from the last start.
+        """
+        jobs = np.asarray(jobs, dtype=np.int64)
+        if start is None:
+            start = np.full(jobs.shape[1], -1, dtype=np.int64)
+        if not fifo:
+            return _serial(self, order, jobs, start, place)
+        jobs = jobs.copy()  # each job's release raised to the last start, one job at a time
+        release = jobs[2].copy()
+        one = np.empty(1, dtype=np.int64)
+        s_last = 0
+        for j in np.asarray(order, dtype=np.int64).reshape(-1).tolist():
+            jobs[2, j], one[0] = max(int(release[j]), s_last), j
+            _serial(self, one, jobs, start, place)
+            if start[j] >= 0:
+                s_last = int(start[j])
+        return start
+
+    def earliest(self, j: int, g: int, p: int, lo: int, hi: int) -> tuple[int, list[int]]:
+        """:func:`fit`: the earliest start and the node positions the rule picks."""
+        return fit(self, g, p, lo, hi)
+
+    def take(self, j: int, g: int, p: int, s: int, where: list[int],
+             place: np.ndarray | None = None) -> None:
+        """:func:`occupy` job ``j`` on the nodes ``where`` from ``s`` on."""
+        occupy(self, g, s, p, where, place, j)
+
+    def start_now(self, t: int, cand: np.ndarray, jobs: np.ndarray, start: np.ndarray,
+                  place: np.ndarray | None = None, also: Profile | None = None) -> list[int]:
+        """:func:`start_now` with the jobs as :func:`heuristics.decoder.job_arrays` rows."""
+        return start_now(self, t, cand, jobs[0], jobs[1], start, place, also)
+
+
+def new_counts_profile(inst: Instance, reservation: str = "curve",
+                       placement: str = "first-fit") -> Profile:
+    """The empty count state of a version 1-2 instance (nothing placed yet) under ``reservation``.
 
     The pool row is :attr:`instances.capacity.Capacity.pool`; each node starts
-    with its capacity for batch work (``node_cap``) in every slot. A
-    :class:`Profile`, or on model version 3 a
-    :class:`heuristics.shares.SharesProfile` (:func:`counts_profile` narrows
-    it to the former where the caller has dispatched version 3 already).
+    with its capacity for batch work (``node_cap``) in every slot
+    (:func:`heuristics.engine.new_profile` picks this state or version 3's).
     """
-    if inst.jobs_use_resources:  # model version 3: the per-GPU state of heuristics.shares
-        from .shares import new_shares_profile
-        return new_shares_profile(inst, reservation, placement)
     rule = check_placement(placement)
     check_reservation(reservation)
     proto = memo(inst, f"{reservation} profile {rule}", lambda: _kept_profile(inst, reservation, rule))
@@ -272,7 +281,7 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def counts_profile(prof: AnyProfile) -> Profile:
+def counts_profile(prof: Any) -> Profile:
     """``prof`` itself, known to be a :class:`Profile` (GPU counts, model versions 1 and 2).
 
     Raises
@@ -470,7 +479,7 @@ def fits_now(
 
 
 def start_now(
-    prof: AnyProfile, t: int, cand: np.ndarray, gpus: np.ndarray, dur: np.ndarray,
+    prof: Profile, t: int, cand: np.ndarray, gpus: np.ndarray, dur: np.ndarray,
     start: np.ndarray, place: np.ndarray | None = None, also: Profile | None = None,
 ) -> list[int]:
     """Start at slot ``t``, in the order of ``cand``, every job that fits now; returns them.
@@ -479,11 +488,8 @@ def start_now(
     left by the jobs started before it) takes it there, and in ``also`` when
     given (EASY tests the profile that holds the head's reservation and
     takes from both); its start and nodes go into ``start`` and ``place``.
-    ``prof`` must be a :class:`Profile` (:func:`counts_profile`; typed wider
-    for callers that hold :func:`new_profile`'s result, version 3 sent
-    elsewhere before).
     """
-    counts = counts_profile(prof)
+    counts = counts_profile(prof)  # (a version 3 state from an untyped caller: TypeError)
     started = []
     pos = 0
     while pos < cand.size:
@@ -530,3 +536,65 @@ def node_fits_now(
         if pick:
             return k, elig[pick].tolist()
     return -1, []
+
+
+_NO_PLACE = np.empty((0, 1), dtype=np.int64)
+_COMPILED: list[Any] = []
+
+
+def compiled_decoder() -> Any:
+    """The numba decoder of the count model, or ``None`` when numba is not importable (looked up once)."""
+    if not _COMPILED:
+        try:
+            from ._compiled import serial_starts_compiled
+        except ImportError as exc:
+            logger.info("numba not available (%s): serial decoder runs in numpy", exc)
+            _COMPILED.append(None)
+        else:
+            _COMPILED.append(serial_starts_compiled)
+    return _COMPILED[0]
+
+
+def _serial(prof: Profile, order: Any, jobs: np.ndarray, start: np.ndarray,
+            place: np.ndarray | None) -> np.ndarray:
+    """:meth:`Profile.decode` without ``fifo``: the compiled kernel or the numpy decoder."""
+    kernel = _COMPILED[0] if _COMPILED else compiled_decoder()
+    if kernel is not None and _kernel_ready(start) and (place is None or _kernel_ready(place)):
+        prof.refresh()
+        return kernel(  # type: ignore[no-any-return]
+            prof.rows, prof.sizes, prof.levels, prof.frag, prof.rule,
+            np.asarray(order, dtype=np.int64).reshape(-1),
+            jobs, start, _NO_PLACE if place is None else place)
+    return serial_starts_numpy(prof, order, jobs, start, place)
+
+
+def _kernel_ready(a: np.ndarray) -> bool:
+    """Whether the compiled decoder can write ``a`` (writable, contiguous ``int64``)."""
+    return a.dtype == np.int64 and a.flags.c_contiguous and a.flags.writeable
+
+
+def serial_starts_numpy(prof: Profile, order: Any, jobs: Any,
+                        start: np.ndarray | None = None,
+                        place: np.ndarray | None = None) -> np.ndarray:
+    """The count model's serial decoder in numpy only: :func:`fit` and :func:`occupy` job by job.
+
+    The vectorized decoder, used when numba is not installed (and the
+    reference the compiled kernel is held to); same parameters and result as
+    :func:`heuristics.decoder.serial_starts`.
+    """
+    counts = counts_profile(prof)
+    gpus, dur, rel, dl = (np.asarray(c).tolist() for c in jobs)
+    n = len(gpus)
+    if start is None:
+        start = np.full(n, -1, dtype=np.int64)
+    T = counts.pool.shape[0]
+    hint: Hint = {}
+    for j in np.asarray(order, dtype=np.int64).reshape(-1).tolist():
+        if not -n <= j < n:
+            raise IndexError(f"order: job index {j} out of range for {n} jobs")
+        g, p = gpus[j], dur[j]
+        s, ks = fit(counts, g, p, rel[j], min(dl[j], T), hint)
+        if s >= 0:
+            occupy(counts, g, s, p, ks, place, j)
+            start[j] = s
+    return start

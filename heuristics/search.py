@@ -22,9 +22,9 @@ from instances import Instance, Result
 
 from . import user_decode
 from .decoder import job_arrays, serial_starts
+from .engine import new_profile
 from .placement import new_place
 from .placement_rules import resolve_placement
-from .profile import new_profile
 from .results import finish, start_value
 from .rules import order_by, start_rules
 

@@ -1,14 +1,15 @@
 """The free state of model version 3 and the methods that read it (docs/resources-heuristics.md).
 
 On an instance whose jobs set a share, a model, CPU or memory
-(:attr:`Instance.jobs_use_resources`), :func:`heuristics.profile.new_profile`
+(:attr:`Instance.jobs_use_resources`), :func:`heuristics.engine.new_profile`
 returns a :class:`SharesProfile`: the pool row (busy GPUs: a GPU shared by
 several jobs counts once), each GPU's free milli per slot (the node's GPUs
 numbered ``0 .. g_k - 1``; those a ``peak`` reservation withholds, the last
 node's highest-indexed first, offer 0), each node's free CPU and memory, and
 the jobs' eligibility (:attr:`instances.capacity.Shares.eligible`). Version 2
 is the special case of whole GPUs, no CPU and no memory, where counts
-suffice: it keeps its own fast path (:class:`~heuristics.profile.Profile`).
+suffice: its state is :class:`~heuristics.profile.Profile`; both implement
+:class:`heuristics.engine.CapacityState`.
 
 A valid placement for a job's whole run, as section 12 of the specification
 defines it: a whole-GPU job takes ``g_j`` GPUs of one node, each wholly free
@@ -46,44 +47,52 @@ at the earliest start with a valid placement:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from instances import Instance, Schedule
 
 from . import shares_rules
-from ._easy import easy_queue
 from ._shares_decode import decode, record, start_now
 from ._shares_fit import find, new_scratch
 from ._shares_state import SharesArrays, new_state
 from ._shares_take import take
 from .profile import check_reservation
-from .rules import fifo_order
 
 __all__ = [
     "SharesProfile",
-    "easy_starts",
-    "fifo_starts",
-    "fit",
+    "Where",
     "new_place",
     "new_shares_profile",
-    "occupy",
-    "parallel_starts",
     "place_width",
     "schedule_of",
-    "serial_starts",
 ]
 
 _NONE = np.zeros((0, 1), dtype=np.int64)
+_NO_ROWS = np.empty((0, 0), dtype=np.int64)
+
+
+class Where(NamedTuple):
+    """A valid placement on version 3 (what :meth:`SharesProfile.earliest` finds).
+
+    ``nodes``: the node positions; ``gpus``: the GPU indices on the one node
+    (none for a job on whole nodes, which holds them all).
+    """
+
+    nodes: np.ndarray
+    gpus: np.ndarray
+
+
+_NOWHERE = Where(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
 
 
 class SharesProfile:
     """The free state of a version 3 instance (module notes): one ``int64`` array of rows.
 
-    Not a :class:`~heuristics.profile.Profile` (whose fit and occupy count
-    GPUs): an :class:`~heuristics.profile.AnyProfile`, placed by :func:`fit`
-    and :func:`occupy` here, decoded by :func:`serial_starts`.
+    The version 3 :class:`~heuristics.engine.CapacityState`: its
+    :meth:`decode`, :meth:`earliest`, :meth:`take` and :meth:`start_now` run
+    the compiled kernels of ``heuristics._shares_*``.
 
     Attributes
     ----------
@@ -97,10 +106,12 @@ class SharesProfile:
         name (:class:`~heuristics._shares_state.SharesArrays`).
     rule
         Code of the placement rule (:func:`heuristics.shares_rules.rule_code`).
+    placement
+        The rule's name, as given.
     span
         Column of a placement row where the GPU indices start.
     jobs_gpus, jobs_dur
-        The jobs' GPUs and durations (what :func:`fit` and :func:`occupy` read).
+        The jobs' GPUs and durations.
     sizes
         ``(K,)`` int64: each node's GPUs.
     largest
@@ -109,15 +120,18 @@ class SharesProfile:
         ``(T,)``: the pool's row, busy GPUs free per slot (a view of ``rows``).
     """
 
-    __slots__ = ("jobs_dur", "jobs_gpus", "largest", "pool", "rows", "rule", "sizes", "span", "st")
+    __slots__ = ("_scratch", "jobs_dur", "jobs_gpus", "largest", "placement", "pool", "rows",
+                 "rule", "sizes", "span", "st")
 
     def __init__(self, rows: np.ndarray, st: SharesArrays, rule: int,
-                 span: int, jobs: tuple[np.ndarray, np.ndarray]) -> None:
+                 span: int, jobs: tuple[np.ndarray, np.ndarray], placement: str = "first-fit") -> None:
         self.rows, self.st, self.rule, self.span = rows, st, rule, span
         self.jobs_gpus, self.jobs_dur = jobs
+        self.placement = placement
         self.sizes = st.sizes
         self.largest = int(self.sizes.max())
         self.pool = rows[0]
+        self._scratch: tuple[np.ndarray, ...] | None = None
 
     @property
     def free(self) -> np.ndarray:
@@ -131,7 +145,8 @@ class SharesProfile:
 
     def like(self, rows: np.ndarray) -> SharesProfile:
         """A profile of these ``rows`` with this one's instance data and rule."""
-        return SharesProfile(rows, self.st, self.rule, self.span, (self.jobs_gpus, self.jobs_dur))
+        return SharesProfile(rows, self.st, self.rule, self.span, (self.jobs_gpus, self.jobs_dur),
+                             self.placement)
 
     def copy(self) -> SharesProfile:
         """A copy whose rows can be changed independently."""
@@ -147,6 +162,68 @@ class SharesProfile:
         free memory, free milli summed over the node's GPUs."""
         K = self.num_nodes
         return tuple(self.rows[1 + i * K : 1 + (i + 1) * K] for i in range(5))
+
+    def decode(self, order: Any, jobs: Any, start: np.ndarray | None = None,
+               place: np.ndarray | None = None, *, fifo: bool = False) -> np.ndarray:
+        """The serial decoder on this state, one compiled call
+        (:meth:`heuristics.engine.CapacityState.decode`); ``place``, when given, a
+        :func:`new_place` array (nodes, then GPU indices)."""
+        jobs = np.ascontiguousarray(jobs, dtype=np.int64)
+        if start is None:
+            start = np.full(jobs.shape[1], -1, dtype=np.int64)
+        out = _NONE if place is None else place
+        tmp_start = start if _ready(start) else np.ascontiguousarray(start, dtype=np.int64).copy()
+        tmp_place = out if _ready(out) or place is None else out.copy()
+        run = shares_rules.decode if self.rule >= 3 else decode
+        run(self.rows, self.st, self.rule, np.asarray(order, dtype=np.int64).reshape(-1),
+            jobs, tmp_start, tmp_place, self.span, fifo)
+        if tmp_start is not start:
+            start[:] = tmp_start
+        if place is not None and tmp_place is not place:
+            place[:] = tmp_place
+        return start
+
+    def earliest(self, j: int, g: int, p: int, lo: int, hi: int) -> tuple[int, Where]:
+        """The earliest start ``s`` in ``[lo, hi - p]`` with a valid placement of job ``j``, by
+        the state's rule, and the placement (views valid until the next call)."""
+        if self._scratch is None:
+            scratch = new_scratch(self.st)
+            width = scratch.shape[1]
+            self._scratch = (np.empty(width, dtype=np.int64), np.empty(width, dtype=np.int64),
+                             scratch)
+        nodes, gpus, _ = self._scratch
+        search = shares_rules.find if self.rule >= 3 else find
+        s, nn, ngp = search(self.rows, self.st, self.rule, j, g, p, lo, hi, *self._scratch)
+        if s < 0:
+            return -1, _NOWHERE
+        return s, Where(nodes[:nn], gpus[:ngp])
+
+    def take(self, j: int, g: int, p: int, s: int, where: Where,
+             place: np.ndarray | None = None) -> None:
+        """Charge job ``j`` at ``where`` from slot ``s`` on, in place (the rule's own rows too);
+        write it into row ``j`` of ``place`` (a :func:`new_place` array) when given."""
+        nodes, gpus = (np.ascontiguousarray(a, dtype=np.int64) for a in where)
+        take(self.rows, self.st, j, g, s, p, nodes, nodes.size, gpus, gpus.size)
+        shares_rules.note(self.rows, self.st, self.rule, j, g, s, p, nodes)
+        if place is not None:
+            record(place, j, self.span, nodes, nodes.size, gpus, gpus.size)
+
+    def start_now(self, t: int, cand: np.ndarray, jobs: np.ndarray, start: np.ndarray,
+                  place: np.ndarray | None = None, also: SharesProfile | None = None) -> np.ndarray:
+        """Start at ``t``, in the order of ``cand``, every job with a valid placement from ``t``
+        (one compiled call); the jobs started.
+
+        Raises
+        ------
+        ValueError
+            Under a policy rule (``rule >= 3``), which runs in the serial decoder only.
+        """
+        if self.rule >= 3:
+            raise ValueError(f"placement: {self.placement!r} runs in the serial decoder only")
+        cand = np.ascontiguousarray(cand, dtype=np.int64)
+        start_now(self.rows, _NO_ROWS if also is None else also.rows, self.st, self.rule, t, cand,
+                  jobs, start, _NONE if place is None else place, self.span)
+        return cand[start[cand] >= 0]
 
 
 def place_width(inst: Instance) -> tuple[int, int]:
@@ -173,141 +250,12 @@ def new_shares_profile(inst: Instance, reservation: str = "curve",
     check_reservation(reservation)
     rows, st = new_state(inst, reservation)
     rows = shares_rules.with_aux(rows, rule, seed, st.sizes)
-    return SharesProfile(rows, st, rule, place_width(inst)[0], (inst.gpus, inst.durations))
-
-
-def serial_starts(prof: SharesProfile, order: Any, jobs: Any, start: np.ndarray | None = None,
-                  place: np.ndarray | None = None, *, fifo: bool = False) -> np.ndarray:
-    """:func:`heuristics.decoder.serial_starts` on a version 3 state (one compiled call).
-
-    ``place``, when given, is a :func:`new_place` array (nodes, then GPU
-    indices). ``fifo``: each start at or after the last one placed.
-    """
-    jobs = np.ascontiguousarray(jobs, dtype=np.int64)
-    if start is None:
-        start = np.full(jobs.shape[1], -1, dtype=np.int64)
-    out = _NONE if place is None else place
-    tmp_start = start if _ready(start) else np.ascontiguousarray(start, dtype=np.int64).copy()
-    tmp_place = out if _ready(out) or place is None else out.copy()
-    run = shares_rules.decode if prof.rule >= 3 else decode
-    run(prof.rows, prof.st, prof.rule, np.asarray(order, dtype=np.int64).reshape(-1),
-        jobs, tmp_start, tmp_place, prof.span, fifo)
-    if tmp_start is not start:
-        start[:] = tmp_start
-    if place is not None and tmp_place is not place:
-        place[:] = tmp_place
-    return start
+    return SharesProfile(rows, st, rule, place_width(inst)[0], (inst.gpus, inst.durations),
+                         str(placement))
 
 
 def _ready(a: np.ndarray) -> bool:
     return a.dtype == np.int64 and a.flags.c_contiguous and a.flags.writeable
-
-
-def _jobs(inst: Instance) -> np.ndarray:
-    return np.array([inst.gpus, inst.durations, inst.releases, inst.deadlines], dtype=np.int64)
-
-
-def fifo_starts(inst: Instance, reservation: str = "peak", *,
-                place: np.ndarray | None = None) -> np.ndarray:
-    """FIFO on version 3 (section 12): :func:`heuristics.fifo.fifo_starts` with first-fit
-    placements by GPU index (module notes)."""
-    prof = new_shares_profile(inst, reservation, "first-fit")
-    return serial_starts(prof, fifo_order(inst), _jobs(inst), None, place, fifo=True)
-
-
-def fit(prof: SharesProfile, j: int, lo: int, hi: int) -> tuple[int, list[int], list[int]]:
-    """Earliest start ``s`` in ``[lo, hi - p_j]`` with a valid placement of job ``j``, by the
-    profile's rule: ``(s, nodes, GPU indices on the one node)``, or ``(-1, [], [])``.
-
-    The version 3 :func:`heuristics.profile.fit` (a job is more than its GPU count here).
-    """
-    g, p = int(prof.jobs_gpus[j]), int(prof.jobs_dur[j])
-    nodes, gpus, scratch = _scratch(prof)
-    s, nn, ngp = _find(prof, j, g, p, lo, hi, (nodes, gpus, scratch))
-    if s < 0:
-        return -1, [], []
-    return s, nodes[:nn].tolist(), gpus[:ngp].tolist()
-
-
-def occupy(prof: SharesProfile, j: int, s: int, nodes: list[int], gpus: list[int],
-           place: np.ndarray | None = None) -> None:
-    """Take job ``j``'s placement (as :func:`fit` gives it) from slot ``s`` on, in place; write
-    it into row ``j`` of ``place`` (a :func:`new_place` array) when given."""
-    nn, gg = np.array(nodes, dtype=np.int64), np.array(gpus or [0], dtype=np.int64)
-    take(prof.rows, prof.st, j, int(prof.jobs_gpus[j]), s, int(prof.jobs_dur[j]), nn, len(nodes),
-         gg, len(gpus))
-    shares_rules.note(prof.rows, prof.st, prof.rule, j, int(prof.jobs_gpus[j]), s,
-                      int(prof.jobs_dur[j]), nn[: len(nodes)])
-    if place is not None:
-        record(place, j, prof.span, nn, len(nodes), gg, len(gpus))
-
-
-def _find(prof: SharesProfile, j: int, g: int, p: int, lo: int, hi: int,
-          scratch: tuple[np.ndarray, ...]) -> tuple[int, int, int]:
-    search = shares_rules.find if prof.rule >= 3 else find
-    return search(prof.rows, prof.st, prof.rule, j, g, p, lo, hi, *scratch)  # type: ignore[no-any-return]
-
-
-def _scratch(prof: SharesProfile) -> tuple[np.ndarray, ...]:
-    scratch = new_scratch(prof.st)
-    width = scratch.shape[1]
-    return np.empty(width, dtype=np.int64), np.empty(width, dtype=np.int64), scratch
-
-
-def easy_starts(inst: Instance, reservation: str = "peak",
-                log: list[tuple[int, int, int]] | None = None, *,
-                place: np.ndarray | None = None) -> np.ndarray:
-    """EASY backfilling on version 3: :func:`heuristics.backfill.easy_starts`, the same rule,
-    with the fit and the placements of this module (first-fit)."""
-    prof = new_shares_profile(inst, reservation, "first-fit")
-    jobs = _jobs(inst)
-    g_, p_, d_ = (c.tolist() for c in (inst.gpus, inst.durations, inst.deadlines))
-    out = _NONE if place is None else place
-    nodes, gpus, _ = sc = _scratch(prof)
-    nn = ngp = 0  # the placement of the last fit, in nodes and gpus
-
-    def fit_head(h: int, t: int) -> int:
-        nonlocal nn, ngp
-        r, nn, ngp = _find(prof, h, g_[h], p_[h], t, d_[h], sc)
-        return r
-
-    def start_head(h: int, t: int) -> None:
-        take(prof.rows, prof.st, h, g_[h], t, p_[h], nodes, nn, gpus, ngp)
-        if place is not None:
-            record(out, h, prof.span, nodes, nn, gpus, ngp)
-
-    def backfill(h: int, r: int, t: int, q: np.ndarray, start: np.ndarray) -> np.ndarray:
-        shadow = prof.rows.copy()
-        take(shadow, prof.st, h, g_[h], r, p_[h], nodes, nn, gpus, ngp)
-        rest = np.ascontiguousarray(q)
-        if not rest.size:
-            return rest
-        start_now(shadow, prof.rows, prof.st, 0, t, rest, jobs, start, out, prof.span)
-        return rest[start[rest] >= 0]
-
-    return easy_queue(inst, fit_head, start_head, backfill, log)
-
-
-def parallel_starts(inst: Instance, order: np.ndarray, reservation: str = "curve", *,
-                    placement: str = "first-fit", place: np.ndarray | None = None) -> np.ndarray:
-    """The parallel scheme on version 3 (:func:`heuristics.listsched.parallel_starts`'s rule)."""
-    prof = new_shares_profile(inst, reservation, placement)
-    if prof.rule >= 3:
-        raise ValueError(f"placement: {placement!r} runs in the serial decoder only")
-    jobs = _jobs(inst)
-    n, T = inst.num_jobs, inst.horizon
-    start = np.full(n, -1, dtype=np.int64)
-    order = np.asarray(order, dtype=np.int64)
-    pending = np.ones(order.size, dtype=bool)
-    o_rel, o_last = inst.releases[order], (inst.deadlines - inst.durations)[order]
-    out = _NONE if place is None else place
-    empty = np.empty((0, 0), dtype=np.int64)
-    for t in range(T):
-        cand = np.ascontiguousarray(order[pending & (o_rel <= t) & (o_last >= t)])
-        if cand.size and start_now(prof.rows, empty, prof.st, prof.rule, t, cand, jobs, start, out,
-                                   prof.span):
-            pending[start[order] >= 0] = False
-    return start
 
 
 def schedule_of(inst: Instance, start: np.ndarray, place: np.ndarray) -> Schedule:

@@ -20,7 +20,7 @@ from strategies import random_instances
 import heuristics
 from heuristics import _core, decoder
 from heuristics.decoder import job_arrays, serial_starts, serial_starts_numpy
-from heuristics.profile import new_profile
+from heuristics.engine import new_profile
 from heuristics.rules import order_by
 from instances import Instance, generate
 
@@ -40,7 +40,7 @@ def compiled():
 @pytest.fixture
 def numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make ``serial_starts`` behave as if numba were not importable."""
-    monkeypatch.setattr(decoder, "_COMPILED", [None])
+    monkeypatch.setattr(heuristics.profile, "_COMPILED", [None])
 
 
 def instances_(max_jobs: int = 14, max_horizon: int = 24) -> st.SearchStrategy[Instance]:
@@ -128,7 +128,7 @@ def test_methods_on_the_numpy_path_give_the_compiled_schedules(compiled, monkeyp
         "best": {"passes": 8, "iterations": 20, "lns_rounds": 1, "time_limit": None},
     }
     with_numba = {m: heuristics.solve(inst, m, **kw).schedule.to_array(inst).tolist() for m, kw in params.items()}
-    monkeypatch.setattr(decoder, "_COMPILED", [None])
+    monkeypatch.setattr(heuristics.profile, "_COMPILED", [None])
     for m, kw in params.items():
         assert heuristics.solve(inst, m, **kw).schedule.to_array(inst).tolist() == with_numba[m], m
 
@@ -168,6 +168,6 @@ def test_out_of_range_order_raises_on_both_paths(compiled, monkeypatch: pytest.M
     bad = np.array([0, n] if which == "past-the-end" else [-n - 1])
     with pytest.raises(IndexError):
         serial_starts(new_profile(inst), bad, job_arrays(inst))
-    monkeypatch.setattr(decoder, "_COMPILED", [None])
+    monkeypatch.setattr(heuristics.profile, "_COMPILED", [None])
     with pytest.raises(IndexError):
         serial_starts(new_profile(inst), bad, job_arrays(inst))

@@ -20,8 +20,9 @@ from strategies import random_instances
 import heuristics
 from heuristics.backfill import conservative_starts, easy_starts
 from heuristics.decoder import job_arrays, serial_starts
+from heuristics.engine import new_profile
 from heuristics.listsched import list_starts, parallel_starts
-from heuristics.profile import earliest_fit, new_profile
+from heuristics.profile import earliest_fit
 from heuristics.rules import RULES, order_by
 from instances import Instance, evaluate
 from matheuristics.best import CONSTRUCTIVE_MEMBERS

@@ -11,12 +11,11 @@ from reference_nodes import fifo_nodes_ref, list_starts_nodes_ref
 from strategies_nodes import node_instances
 
 import heuristics
-from heuristics import decoder
 from heuristics.backfill import conservative_starts
 from heuristics.decoder import job_arrays, serial_starts, serial_starts_numpy
+from heuristics.engine import new_profile
 from heuristics.fifo import fifo_starts
 from heuristics.placement import PLACEMENTS, lexicographic_subset, new_place
-from heuristics.profile import new_profile
 from instances import Instance, Job, Node, Schedule, Service, evaluate
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
@@ -96,7 +95,7 @@ def test_methods_on_the_numpy_path_give_the_compiled_schedules(monkeypatch: pyte
               "sampling": {"passes": 6, "time_limit": None, "placement": "best-fit"},
               "local-search": {"iterations": 30, "time_limit": None}}
     fast = {m: heuristics.solve(inst, m, **kw).schedule for m, kw in params.items()}
-    monkeypatch.setattr(decoder, "_COMPILED", [None])
+    monkeypatch.setattr(heuristics.profile, "_COMPILED", [None])
     for m, kw in params.items():
         assert heuristics.solve(inst, m, **kw).schedule == fast[m], m
 

@@ -21,8 +21,8 @@ import pytest
 
 import instances
 from heuristics.decoder import job_arrays, serial_starts, serial_starts_numpy
+from heuristics.engine import new_profile
 from heuristics.placement import PLACEMENTS, new_place
-from heuristics.profile import new_profile
 from heuristics.rules import order_by
 from instances import Instance, Job, Node, Schedule, Service, evaluate
 

@@ -23,8 +23,9 @@ import gpusched
 import heuristics
 from gpusched.dispatch import EXACT_METHODS
 from heuristics.decoder import job_arrays, serial_starts
+from heuristics.engine import new_profile
 from heuristics.placement import PLACEMENTS, new_place
-from heuristics.profile import fits_now, new_profile, node_fit, node_fits_now, occupy
+from heuristics.profile import fits_now, node_fit, node_fits_now, occupy
 from instances import Instance, Status, with_nodes
 
 QUICK = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))

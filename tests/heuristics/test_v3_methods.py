@@ -94,9 +94,9 @@ def test_easy_logs_its_reservations_and_starts_heads_at_them() -> None:
         assert start[head] == reserved
 
 
-def test_fit_and_occupy_job_by_job_give_the_serial_decoder() -> None:
-    from heuristics import shares
-    from heuristics.profile import fit, new_profile
+def test_earliest_and_take_job_by_job_give_the_serial_decoder() -> None:
+    from heuristics.engine import new_profile
+    from heuristics.profile import fit
     from heuristics.rules import order_by
 
     inst = instances.generate("openb-shares", seed=4)
@@ -108,9 +108,10 @@ def test_fit_and_occupy_job_by_job_give_the_serial_decoder() -> None:
         place = heuristics.placement.new_place(inst)
         start = np.full(inst.num_jobs, -1, dtype=np.int64)
         for j in order.tolist():
-            s, ks, gs = shares.fit(prof, j, int(inst.releases[j]), int(inst.deadlines[j]))
+            g, p = int(inst.gpus[j]), int(inst.durations[j])
+            s, where = prof.earliest(j, g, p, int(inst.releases[j]), int(inst.deadlines[j]))
             if s >= 0:
-                shares.occupy(prof, j, s, ks, gs, place)
+                prof.take(j, g, p, s, where, place)
                 start[j] = s
         whole = heuristics.placement.new_place(inst)
         assert start.tolist() == heuristics.listsched.list_starts(
@@ -122,7 +123,7 @@ def test_the_summary_rows_follow_the_gpu_rows() -> None:
     """After a pass, each node's rows are what its GPU rows say (the kernel keeps them)."""
     inst = instances.generate("openb-shares", seed=5, num_gpus=32, horizon=24)
     for rule in ("first-fit", "best-fit", "frag"):
-        prof = heuristics.profile.new_profile(inst, "peak", rule)
+        prof = heuristics.engine.new_profile(inst, "peak", rule)
         heuristics.decoder.serial_starts(prof, heuristics.rules.order_by(inst, "value"),
                                          heuristics.decoder.job_arrays(inst))
         wf, mx, _, _, nf = prof.node_rows()  # type: ignore[attr-defined]

@@ -184,19 +184,19 @@ def test_every_rule_is_checker_valid_and_never_above_brute_force(seed: int) -> N
 
 
 @pytest.mark.parametrize("rule", ["clustering", "fgd", "random:2"])
-def test_the_public_fit_and_occupy_equal_the_decoder(rule: str) -> None:
+def test_the_public_earliest_and_take_equal_the_decoder(rule: str) -> None:
     inst = tiny_v3_instance(3, n=8, shape=(2, 4), T=8)
     order = np.arange(inst.num_jobs)
     place = heuristics.placement.new_place(inst)
     start = heuristics.listsched.list_starts(inst, order, placement=rule, place=place)
-    prof = heuristics.profile.new_profile(inst, "curve", rule)
+    prof = heuristics.engine.new_profile(inst, "curve", rule)
     for j in order.tolist():
-        s, nodes, gpus = heuristics.shares.fit(prof, j, inst.jobs[j].release,
-                                               int(inst.deadlines[j]))
+        g, p = int(inst.gpus[j]), int(inst.durations[j])
+        s, where = prof.earliest(j, g, p, inst.jobs[j].release, int(inst.deadlines[j]))
         assert s == start[j]
         if s >= 0:
-            assert nodes == [k for k in place[j, : prof.span].tolist() if k >= 0]
-            heuristics.shares.occupy(prof, j, s, nodes, gpus)
+            assert where.nodes.tolist() == [k for k in place[j, : prof.span].tolist() if k >= 0]
+            prof.take(j, g, p, s, where)
 
 
 def _one_slot(packing: Packing) -> Instance:
@@ -245,12 +245,12 @@ def test_a_decode_in_pieces_equals_one_in_a_piece(rule: str) -> None:
     inst = instances.generate("openb-day", 15, num_gpus=16, resources="full")
     order = heuristics.rules.order_by(inst, "priority")
     jobs = heuristics.decoder.job_arrays(inst)
-    whole = heuristics.profile.new_profile(inst, "curve", rule)
-    one = heuristics.shares.serial_starts(whole, order, jobs)
-    prof = heuristics.profile.new_profile(inst, "curve", rule)
+    whole = heuristics.engine.new_profile(inst, "curve", rule)
+    one = heuristics.decoder.serial_starts(whole, order, jobs)
+    prof = heuristics.engine.new_profile(inst, "curve", rule)
     half = order.size // 2
-    start = heuristics.shares.serial_starts(prof, order[:half], jobs)
-    start = heuristics.shares.serial_starts(prof.copy(), order[half:], jobs, start)
+    start = heuristics.decoder.serial_starts(prof, order[:half], jobs)
+    start = heuristics.decoder.serial_starts(prof.copy(), order[half:], jobs, start)
     assert np.array_equal(start, one)
     assert (one >= 0).sum() > 100
 

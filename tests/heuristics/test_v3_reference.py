@@ -16,8 +16,8 @@ from reference_v3 import decode_ref, fifo_ref
 
 import heuristics
 import instances
+from heuristics.engine import new_profile
 from heuristics.placement import new_place
-from heuristics.profile import new_profile
 from heuristics.rules import order_by
 from heuristics.shares import place_width
 from instances import Instance

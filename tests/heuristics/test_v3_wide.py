@@ -18,8 +18,8 @@ from test_v3_reference import _check_fifo, _check_list, _ref_where, _where
 
 import heuristics
 from heuristics._compiled import WIDE
+from heuristics.engine import new_profile
 from heuristics.placement import new_place
-from heuristics.profile import new_profile
 from heuristics.rules import order_by
 from instances import Instance, Job, Node, Service
 
@@ -72,4 +72,5 @@ def test_a_wide_job_takes_the_lexicographically_smallest_set() -> None:
     assert where[0] == (0, [0, 1, 2, 3, 4, 5, 6, 7, 8, 10], [])
     assert where == _ref_where(*decode_ref(inst, [0, 1], "curve", "first-fit"))
     prof = new_profile(inst, "curve", "first-fit")
-    assert heuristics.shares.fit(prof, 0, 0, 1) == (0, [0, 1, 2, 3, 4, 5, 6, 7, 8, 10], [])
+    s, where = prof.earliest(0, 62, 1, 0, 1)
+    assert (s, where.nodes.tolist(), where.gpus.tolist()) == (0, [0, 1, 2, 3, 4, 5, 6, 7, 8, 10], [])
