@@ -19,7 +19,7 @@ only the first process after an install pays the compilation.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -203,266 +203,415 @@ def serial_starts_compiled(
     return _NODES(rows, sizes, levels, frag, rule, order, jobs, start, place)
 
 
-def _node_kernel(one_word: bool) -> Any:
-    """The kernel on several nodes, compiled with ``W = 1`` (at most 64 nodes) when ``one_word``.
+# The rows of a profile on K nodes (heuristics.profile.Profile.summaries): 0 the pool, 1 + k node
+# k, then the summary rows below (past K), then from K + _LEVELS on the level rows: row
+# K + _LEVELS + i * W + w is word w of the nodes with levels[i] GPUs free or more. Rows are
+# indexed in place (a view costs reference counts), by unsigned indices where a slot is read
+# (no wraparound tests).
+_MAX, _NMAX, _WHOLE, _ONE, _MANY, _LEVELS = 1, 2, 3, 4, 5, 6
+"""Past ``K``: the most free on one node, how many nodes have it, the GPUs of the wholly free
+nodes, the pool bounded by the first (the scan of a one-node job) and by the third (of a
+multi-node job), the first level row."""
 
-    The node sets are words of 64 bits; with one word the loops over words
-    go at compile time, and the kernel holds fewer values in registers.
+
+class NodeTables(NamedTuple):
+    """What the kernel on several nodes reads beside the rows, built once per call
+    (:func:`_node_tables`; numba compiles a ``NamedTuple`` as the plain tuple it is)."""
+
+    sizes: np.ndarray
+    """``(K,)``: each node's GPUs."""
+    levels: np.ndarray
+    """``(L,)`` ascending: the free counts of the level rows."""
+    frag: np.ndarray
+    """``(K, largest + 1)``: the profile's fragmentation table (the ``frag`` rule)."""
+    floor: np.ndarray
+    """``(largest + 1,)``: ``v`` -> the index of the highest level ``<= v`` (or -1)."""
+    of_size: np.ndarray
+    """``(L, W)`` uint64: per level, the nodes whose size is at that level, as bits."""
+    same: int
+    """The level of the node size when all nodes have one size (the common case), else -1."""
+
+
+class NodeWork(NamedTuple):
+    """The kernel's scratch on several nodes, allocated once per call (:func:`_node_work`): the
+    loop over the jobs allocates nothing."""
+
+    empty: np.ndarray
+    """``(W,)`` uint64: the nodes wholly free over the window tried."""
+    cand: np.ndarray
+    """``(W,)`` uint64: the nodes a rule scores there."""
+    chosen: np.ndarray
+    """``(K,)``: the nodes the job takes."""
+    elig: np.ndarray
+    """``(K,)``: the wholly free nodes the subset search chooses among."""
+    suffix: np.ndarray
+    """``(K + 1,)``: :func:`lexicographic_subset`'s bit sets."""
+    reach: np.ndarray
+    """``(K + 1, top + 1)`` bool (``top``: the most GPUs a job on whole nodes asks, from
+    :data:`WIDE` on; else one column): :func:`lexicographic_subset`'s table."""
+
+
+@njit(cache=True, nogil=True)
+def _node_tables(sizes: np.ndarray, levels: np.ndarray, frag: np.ndarray, W: int
+                 ) -> NodeTables:  # pragma: no cover
+    """The :class:`NodeTables` of a profile's nodes, node sets in ``W`` words."""
+    K = sizes.shape[0]
+    L = levels.shape[0]
+    largest = 0
+    for k in range(K):
+        largest = max(largest, sizes[k])
+    floor = np.full(largest + 1, -1, dtype=np.int64)
+    for i in range(L):
+        for v in range(levels[i], largest + 1):
+            floor[v] = i
+    one = np.uint64(1)
+    of_size = np.zeros((L, W), dtype=np.uint64)
+    for k in range(K):
+        of_size[floor[sizes[k]], k >> 6] |= one << np.uint64(k & 63)
+    same = -1  # (-2: more than one level holds nodes)
+    for f in range(L):
+        held = False
+        for w in range(W):
+            held |= of_size[f, w] != np.uint64(0)
+        if held:
+            same = f if same == -1 else -2
+    return NodeTables(sizes, levels, frag, floor, of_size, max(same, -1))
+
+
+@njit(cache=True, nogil=True)
+def _node_work(K: int, W: int, largest: int, order: np.ndarray, jobs: np.ndarray
+               ) -> NodeWork:  # pragma: no cover
+    """The :class:`NodeWork` for ``order`` on ``K`` nodes (the largest of ``largest`` GPUs)."""
+    top = 0  # the most GPUs a job of the order on whole nodes asks
+    for i in range(order.shape[0]):
+        g = jobs[0, order[i]]
+        if g > largest and g > top:
+            top = g
+    return NodeWork(np.empty(W, dtype=np.uint64), np.empty(W, dtype=np.uint64),
+                    np.empty(K, dtype=np.int64), np.empty(K, dtype=np.int64),
+                    np.empty(K + 1, dtype=np.int64),
+                    np.empty((K + 1, top + 1 if top >= WIDE else 1), dtype=np.bool_))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _window(rows: np.ndarray, nt: NodeTables, work: NodeWork, W: int, e: int, c: int,
+            p: int) -> None:  # pragma: no cover
+    """One pass over the window ``c .. c + p - 1`` by the level rows: the nodes wholly free over
+    it into ``work.empty`` (every job: such a node's GPUs are taken without reading it) and,
+    for a one-node job (level ``e >= 0``), those with that level free throughout into
+    ``work.cand`` (every node when ``e < 0``)."""
+    K = nt.sizes.shape[0]
+    L = nt.levels.shape[0]
+    base = K + _LEVELS
+    one = np.uint64(1)
+    zs = nt.same
+    empty, cand, of_size = work.empty, work.cand, nt.of_size
+    for w in range(W):
+        x = ~np.uint64(0) if w < K >> 6 else (one << np.uint64(K & 63)) - one
+        if zs >= 0:
+            y = of_size[zs, w]
+            rz = np.uint64(base + zs * W + w)
+            if e < 0:
+                for t in range(c, c + p):
+                    y &= np.uint64(rows[rz, np.uint64(t)])
+            else:
+                re = np.uint64(base + e * W + w)
+                for t in range(c, c + p):
+                    u = np.uint64(t)
+                    x &= np.uint64(rows[re, u])
+                    y &= np.uint64(rows[rz, u])
+            empty[w] = y
+        else:
+            empty[w] = 0
+            for f in range(L):
+                y = of_size[f, w]
+                if y != np.uint64(0):
+                    for t in range(c, c + p):
+                        y &= np.uint64(rows[base + f * W + w, t])
+                    empty[w] |= y
+            if e >= 0:
+                for t in range(c, c + p):
+                    x &= np.uint64(rows[base + e * W + w, t])
+        cand[w] = x
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _whole_set(sizes: np.ndarray, work: NodeWork, W: int, g: int) -> int:  # pragma: no cover
+    """The lexicographically smallest set of the wholly free nodes (``work.empty``) summing to
+    ``g`` GPUs into ``work.chosen``; its size (0: none).
+
+    First the greedy: the wholly free nodes in order, each that still fits; when it reaches
+    ``g`` exactly it is that set (each node it takes completes, each it skips is too large),
+    else :func:`lexicographic_subset` decides."""
+    one = np.uint64(1)
+    empty, chosen, elig = work.empty, work.chosen, work.elig
+    rest = g
+    m = 0
+    for w in range(W):
+        x = empty[w]
+        while x != np.uint64(0) and rest > 0:
+            k = w * 64 + ctz(x)
+            x &= x - one
+            if sizes[k] <= rest:
+                chosen[m] = k
+                m += 1
+                rest -= sizes[k]
+    if rest == 0:
+        return m
+    m = 0
+    for w in range(W):
+        x = empty[w]
+        while x != np.uint64(0):
+            elig[m] = w * 64 + ctz(x)
+            m += 1
+            x &= x - one
+    if m == 0:
+        return 0
+    return lexicographic_subset(sizes, elig, m, g, chosen, work.suffix, work.reach)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rule_candidates(nt: NodeTables, work: NodeWork, W: int, e: int, exact: bool
+                     ) -> None:  # pragma: no cover
+    """For best-fit and frag: of the wholly free nodes only the first of each size scores (the
+    others tie with it), among the sizes from level ``e`` on (past it unless ``exact``)."""
+    one = np.uint64(1)
+    empty, cand, of_size = work.empty, work.cand, nt.of_size
+    for w in range(W):
+        cand[w] &= ~empty[w]
+    for f in range(e if exact else e + 1, nt.levels.shape[0]):
+        for w in range(W):
+            y = empty[w] & of_size[f, w]
+            if y != np.uint64(0):
+                cand[w] |= y & (~y + one)
+                break
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _score(rows: np.ndarray, nt: NodeTables, rule: int, k: int, free: bool, exact: bool, g: int,
+           c: int, p: int) -> tuple[int, int]:  # pragma: no cover
+    """Node ``k`` for ``g`` GPUs over ``c .. c + p - 1``: its least free count and
+    (frag) the growth of its fragmentation. A wholly free node (``free``) is not read, nor a
+    node at the job's exact level under first-fit. A room below ``g`` (``g`` not a level)
+    rules the node out."""
+    frag = nt.frag
+    size = nt.sizes[k]
+    room = size
+    delta = 0
+    if rule > 0 and free:
+        if rule == 2:
+            delta = p * (frag[k, size - g] - frag[k, size])
+    elif rule > 0 or not exact:
+        rk = np.uint64(1 + k)
+        if rule == 2:  # (a slot with f < g drops the node: its term is not used)
+            fk = np.uint64(k)
+            for t in range(c, c + p):
+                f = rows[rk, np.uint64(t)]
+                room = min(room, f)
+                delta += frag[fk, np.uint64(max(f - g, 0))] - frag[fk, np.uint64(f)]
+        else:
+            for t in range(c, c + p):
+                room = min(room, rows[rk, np.uint64(t)])
+    return room, delta
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _best_node(rows: np.ndarray, nt: NodeTables, work: NodeWork, W: int, rule: int, e: int,
+               g: int, c: int, p: int) -> int:  # pragma: no cover
+    """The node ``rule`` (0 first-fit, 1 best-fit, 2 frag) gives a one-node job of ``g`` GPUs
+    at level ``e`` over ``c .. c + p - 1`` (after :func:`_window`), or -1.
+
+    The nodes with room for ``g`` GPUs, or more when ``g`` is not a level (all nodes, each
+    read, when it is below the lowest: not one of the instance's job sizes), are scored in
+    node order: first-fit takes the first, best-fit stops at a node left with no room."""
+    one = np.uint64(1)
+    exact = e >= 0 and nt.levels[e] == g
+    if rule > 0:
+        _rule_candidates(nt, work, W, e, exact)
+    empty, cand = work.empty, work.cand
+    best = -1
+    best_room = 0
+    best_delta = 0
+    for w in range(W):
+        x = cand[w]
+        while x != np.uint64(0):
+            k = w * 64 + ctz(x)
+            x &= x - one
+            free = rule > 0 and (empty[w] >> np.uint64(k & 63)) & one != np.uint64(0)
+            room, delta = _score(rows, nt, rule, k, free, exact, g, c, p)
+            if room < g:
+                continue
+            if best < 0 or (rule == 1 and room < best_room) or (
+                rule == 2 and (delta < best_delta or (delta == best_delta and room < best_room))
+            ):
+                best, best_room, best_delta = k, room, delta
+                if rule == 0 or (rule == 1 and room == g):
+                    return best
+    return best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fit(rows: np.ndarray, nt: NodeTables, work: NodeWork, W: int, rule: int, g: int, p: int,
+         lo: int, hi: int) -> tuple[int, int]:  # pragma: no cover
+    """The earliest start in ``[lo, hi - p]`` with a placement of ``g`` GPUs for ``p`` slots,
+    and the number of nodes it takes (into ``work.chosen``); ``(-1, 0)`` when none.
+
+    The scan of one summary row (the pool's room bounded by the most free on one node for a
+    one-node job, by the wholly free nodes' GPUs for a multi-node one) finds the starts where
+    the pool and some node have room; only there are the nodes tested."""
+    K = nt.sizes.shape[0]
+    many = g > nt.floor.shape[0] - 1  # (more than the largest node)
+    e = -1 if many else nt.floor[g]
+    c = lo - 1
+    while True:
+        if many:
+            c = _first_fit(rows, K + _MANY, g, p, c + 1, hi)
+        else:
+            c = _first_fit(rows, K + _ONE, g, p, c + 1, hi)
+        if c < 0:
+            return -1, 0
+        _window(rows, nt, work, W, e, c, p)
+        if many:
+            m = _whole_set(nt.sizes, work, W, g)
+            if m > 0:
+                return c, m
+        else:
+            best = _best_node(rows, nt, work, W, rule, e, g, c, p)
+            if best >= 0:
+                work.chosen[0] = best
+                return c, 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slot_taken(rows: np.ndarray, K: int, u: np.uint64, before: int, size: int, g: int,
+                last: bool) -> None:  # pragma: no cover
+    """The summary rows of slot ``u`` once a node of ``size`` GPUs went down from ``before``
+    free (its row already written); with ``last`` (the job's last node) the pool's ``g``
+    GPUs and the rows the scan reads too."""
+    r_max, r_nmax, r_whole = np.uint64(K + _MAX), np.uint64(K + _NMAX), np.uint64(K + _WHOLE)
+    rows[r_whole, u] -= size if before == size else 0  # no longer wholly free
+    left = rows[r_nmax, u] - (1 if before == rows[r_max, u] else 0)  # nodes with the most
+    rows[r_nmax, u] = left
+    if left == 0:  # it was the only node with the most free
+        _recount(rows, 1, K, u, r_max, r_nmax)
+    if last:
+        pu = rows[0, u] - g
+        rows[0, u] = pu
+        rows[np.uint64(K + _ONE), u] = min(pu, rows[r_max, u])
+        rows[np.uint64(K + _MANY), u] = min(pu, rows[np.uint64(K + _WHOLE), u])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _take_free(rows: np.ndarray, nt: NodeTables, W: int, k: int, take: int, g: int, s: int,
+               p: int, last: bool) -> None:  # pragma: no cover
+    """``take`` GPUs of node ``k``, wholly free over ``s .. s + p - 1``: every slot goes from its
+    size to what is left, without reading it, and the levels above that lose the node."""
+    K = nt.sizes.shape[0]
+    size = nt.sizes[k]
+    rest = size - take
+    nk = np.uint64(1 + k)
+    for t in range(s, s + p):
+        u = np.uint64(t)
+        rows[nk, u] = rest
+        _slot_taken(rows, K, u, size, size, g, last)
+    nbit = ~(np.int64(1) << (k & 63))
+    wrow = K + _LEVELS + (k >> 6)
+    floor = nt.floor
+    for f in range(floor[size], floor[rest], -1):  # the levels above rest, up to size
+        r = np.uint64(wrow + f * W)
+        for t in range(s, s + p):
+            rows[r, np.uint64(t)] &= nbit
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _take_used(rows: np.ndarray, nt: NodeTables, W: int, k: int, take: int, g: int, s: int,
+               p: int, last: bool) -> None:  # pragma: no cover
+    """``take`` GPUs of node ``k`` over ``s .. s + p - 1``, slot by slot, and the levels a slot
+    no longer holds lose the node there."""
+    K = nt.sizes.shape[0]
+    size = nt.sizes[k]
+    nk = np.uint64(1 + k)
+    floor, levels = nt.floor, nt.levels
+    hi_f = -1  # the highest level a slot of the window held before
+    lo_a = size  # the least free after
+    for t in range(s, s + p):
+        u = np.uint64(t)
+        before = rows[nk, u]
+        after = before - take
+        rows[nk, u] = after
+        _slot_taken(rows, K, u, before, size, g, last)
+        hi_f = max(hi_f, floor[before])
+        lo_a = min(lo_a, after)
+    bitv = np.int64(1) << (k & 63)
+    wrow = K + _LEVELS + (k >> 6)
+    for f in range(hi_f, -1, -1):
+        if levels[f] <= lo_a:
+            break
+        r = np.uint64(wrow + f * W)
+        lv = levels[f]
+        for t in range(s, s + p):
+            u = np.uint64(t)
+            rows[r, u] &= ~(bitv & -np.int64(lv > rows[nk, u]))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _take(rows: np.ndarray, nt: NodeTables, work: NodeWork, W: int, g: int, s: int, p: int,
+          m: int) -> None:  # pragma: no cover
+    """The job's ``g`` GPUs over ``s .. s + p - 1`` on its ``m`` nodes (``work.chosen``; all
+    of each when more than one), node by node, keeping the summaries branch-free."""
+    one = np.uint64(1)
+    for e in range(m):
+        k = work.chosen[e]
+        take = g if m == 1 else nt.sizes[k]
+        if (work.empty[k >> 6] >> np.uint64(k & 63)) & one:
+            _take_free(rows, nt, W, k, take, g, s, p, e == m - 1)
+        else:
+            _take_used(rows, nt, W, k, take, g, s, p, e == m - 1)
+
+
+def _node_kernel(one_word: bool) -> Any:
+    """:func:`serial_starts_compiled` on several nodes, compiled with ``W = 1`` (at most 64
+    nodes) when ``one_word``.
+
+    The node sets are words of 64 bits; with one word the loops over words go at compile
+    time (the steps are inlined), and the kernel holds fewer values in registers. Per job:
+    the starts the summary rows allow (:func:`_fit`), there the AND over the window of the
+    level rows (:func:`_window`), the choice of nodes (:func:`_best_node`,
+    :func:`_whole_set`), then the take (:func:`_take`).
     """
 
-    @njit(cache=True, nogil=True)
-    def _nodes(
-        rows: np.ndarray, sizes: np.ndarray, levels: np.ndarray, frag: np.ndarray, rule: int,
-        order: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
-    ) -> np.ndarray:  # pragma: no cover
-        """:func:`serial_starts_compiled` on several nodes.
-
-        The scan of one summary row (the pool's room bounded by ``maxfree`` for a
-        one-node job, by ``whole`` for a multi-node one) finds the starts where
-        the pool and some node have room. There the AND over the window of the
-        level rows gives the nodes with room for the job as bits, and only those
-        are scored, in node order: a node wholly free over the window without
-        reading it, and only the first of its size (the others tie with it).
-        A wholly free node's GPUs are taken without reading it either (each
-        slot goes from its size to what is left).
-        """
-        K = sizes.shape[0]
+    @uncounted
+    def loop(rows: np.ndarray, nt: NodeTables, work: NodeWork, rule: int, order: np.ndarray,
+             jobs: np.ndarray, start: np.ndarray, place: np.ndarray) -> None:  # pragma: no cover
+        """The jobs one by one, the steps inlined (no reference counts here)."""
+        W = 1 if one_word else (nt.sizes.shape[0] + 63) // 64  # (a constant in one word)
         T = rows.shape[1]
-        L = levels.shape[0]
-        W = 1 if one_word else (K + 63) // 64  # (a constant in the one-word kernel)
-        # rows: 0 the pool, 1 + k node k, then K + 1 maxfree, K + 2 nmax, K + 3 whole, K + 4 fit_one,
-        # K + 5 fit_many (heuristics.profile.Profile.summaries), indexed in place (no views)
-        r_max, r_nmax, r_whole = np.uint64(K + 1), np.uint64(K + 2), np.uint64(K + 3)
-        r_one, r_many = np.uint64(K + 4), np.uint64(K + 5)
-        base = K + 6  # rows[base + i * W + w]: word w of the nodes with levels[i] GPUs free or more
-        largest = 0
-        for k in range(K):
-            largest = max(largest, sizes[k])
-        floor = np.full(largest + 1, -1, dtype=np.int64)  # v: the index of the highest level <= v (or -1)
-        for i in range(L):
-            for v in range(levels[i], largest + 1):
-                floor[v] = i
-        one = np.uint64(1)
-        of_size = np.zeros((L, W), dtype=np.uint64)  # level i: the nodes of that size, as bits
-        for k in range(K):
-            of_size[floor[sizes[k]], k >> 6] |= one << np.uint64(k & 63)
-        zs = -1  # the level of the node size when all nodes have one size (the common case)
-        for f in range(L):
-            held = False
-            for w in range(W):
-                held |= of_size[f, w] != np.uint64(0)
-            if held:
-                zs = f if zs == -1 else -2
-        one_size = zs >= 0
-        zs = max(zs, 0)
-        elig = np.empty(K, dtype=np.int64)
-        chosen = np.empty(K, dtype=np.int64)
-        suffix = np.empty(K + 1, dtype=np.int64)
-        empty = np.empty(W, dtype=np.uint64)  # the nodes wholly free over a window
-        cand = np.empty(W, dtype=np.uint64)  # the nodes a rule scores
-        top = 0
-        for i in range(order.shape[0]):
-            g = jobs[0, order[i]]
-            if g > largest and g > top:
-                top = g
-        reach = np.empty((K + 1, top + 1 if top >= WIDE else 1), dtype=np.bool_)
         record = place.shape[0] > 0
         for i in range(order.shape[0]):
             j, g, p, lo, hi = _job(order[i], jobs, T)
             if lo < 0 or hi - lo < p:
                 continue
-            many = g > largest
-            s = -1
-            nchosen = 0
-            c = lo - 1
-            while True:  # the starts with p slots where the pool and the nodes have room
-                if many:
-                    c = _first_fit(rows, K + 5, g, p, c + 1, hi)
-                else:
-                    c = _first_fit(rows, K + 4, g, p, c + 1, hi)
-                if c < 0:
-                    break
-                # one pass over the window: the nodes wholly free over it (every job: the GPUs of such
-                # a node are taken without reading it) and, for a one-node job, those with room for g
-                e = -1 if many else floor[g]
-                for w in range(W):
-                    x = ~np.uint64(0) if w < K >> 6 else (one << np.uint64(K & 63)) - one
-                    if one_size:
-                        y = of_size[zs, w]
-                        rz = np.uint64(base + zs * W + w)
-                        if e < 0:
-                            for t in range(c, c + p):
-                                y &= np.uint64(rows[rz, np.uint64(t)])
-                        else:
-                            re = np.uint64(base + e * W + w)
-                            for t in range(c, c + p):
-                                u = np.uint64(t)
-                                x &= np.uint64(rows[re, u])
-                                y &= np.uint64(rows[rz, u])
-                        empty[w] = y
-                    else:
-                        empty[w] = 0
-                        for f in range(L):
-                            y = of_size[f, w]
-                            if y != np.uint64(0):
-                                for t in range(c, c + p):
-                                    y &= np.uint64(rows[base + f * W + w, t])
-                                empty[w] |= y
-                        if e >= 0:
-                            for t in range(c, c + p):
-                                x &= np.uint64(rows[base + e * W + w, t])
-                    cand[w] = x
-                if many:
-                    # first the greedy: the wholly free nodes in order, each that still fits; when it
-                    # reaches g exactly it is the lexicographically smallest subset (each node it
-                    # takes completes, each it skips is too large), else the subset search decides
-                    rest = g
-                    m = 0
-                    for w in range(W):
-                        x = empty[w]
-                        while x != np.uint64(0) and rest > 0:
-                            k = w * 64 + ctz(x)
-                            x &= x - one
-                            if sizes[k] <= rest:
-                                chosen[m] = k
-                                m += 1
-                                rest -= sizes[k]
-                    if rest == 0:
-                        nchosen = m
-                    else:
-                        m = 0
-                        for w in range(W):
-                            x = empty[w]
-                            while x != np.uint64(0):
-                                elig[m] = w * 64 + ctz(x)
-                                m += 1
-                                x &= x - one
-                        if m == 0:
-                            continue
-                        nchosen = lexicographic_subset(sizes, elig, m, g, chosen, suffix, reach)
-                        if nchosen == 0:
-                            continue
-                else:
-                    # the nodes with room for g GPUs, or more when g is not a level (all nodes, each
-                    # read, when it is below the lowest: not one of the instance's job sizes)
-                    exact = e >= 0 and levels[e] == g
-                    if rule > 0:
-                        for w in range(W):
-                            cand[w] &= ~empty[w]
-                    if rule > 0:  # and of the wholly free nodes of size >= g, the first of each size
-                        for f in range(e if exact else e + 1, L):
-                            for w in range(W):
-                                y = empty[w] & of_size[f, w]
-                                if y != np.uint64(0):
-                                    cand[w] |= y & (~y + one)
-                                    break
-                    best = -1
-                    best_room = 0
-                    best_delta = 0
-                    stop = False
-                    for w in range(W):  # the candidates in node order
-                        x = cand[w]
-                        while x != np.uint64(0) and not stop:
-                            k = w * 64 + ctz(x)
-                            x &= x - one
-                            size = sizes[k]
-                            room = size  # least free count over the window
-                            delta = 0
-                            if rule > 0 and (empty[w] >> np.uint64(k & 63)) & one:  # wholly free: not read
-                                if rule == 2:
-                                    delta = p * (frag[k, size - g] - frag[k, size])
-                            elif rule > 0 or not exact:
-                                rk = np.uint64(1 + k)
-                                if rule == 2:  # (a slot with f < g drops the node: its term is not used)
-                                    fk = np.uint64(k)
-                                    for t in range(c, c + p):
-                                        f = rows[rk, np.uint64(t)]
-                                        room = min(room, f)
-                                        delta += frag[fk, np.uint64(max(f - g, 0))] - frag[fk, np.uint64(f)]
-                                else:
-                                    for t in range(c, c + p):
-                                        room = min(room, rows[rk, np.uint64(t)])
-                                if room < g:
-                                    continue  # (g not a level: a node with less room than it needs)
-                            if best < 0 or (rule == 1 and room < best_room) or (
-                                rule == 2 and (delta < best_delta or (delta == best_delta and room < best_room))
-                            ):
-                                best, best_room, best_delta = k, room, delta
-                                # first-fit takes the first; best-fit stops at a node left with no room
-                                stop = rule == 0 or (rule == 1 and room == g)
-                        if stop:
-                            break
-                    if best < 0:
-                        continue
-                    chosen[0] = best
-                    nchosen = 1
-                s = c
-                break
+            s, m = _fit(rows, nt, work, W, rule, g, p, lo, hi)
             if s < 0:
                 continue
-            for e in range(nchosen):  # take the GPUs, node by node, keeping the summaries branch-free
-                k = chosen[e]
-                size = sizes[k]
-                take = g if nchosen == 1 else size
-                nk = np.uint64(1 + k)
-                last = e == nchosen - 1
-                bitv = np.int64(1) << (k & 63)
-                wrow = base + (k >> 6)
-                if (empty[k >> 6] >> np.uint64(k & 63)) & one:  # wholly free: every slot goes size -> rest
-                    rest = size - take
-                    for t in range(s, s + p):
-                        u = np.uint64(t)  # (unsigned indices: no wraparound tests)
-                        rows[nk, u] = rest
-                        rows[r_whole, u] -= size
-                        left = rows[r_nmax, u] - (1 if rows[r_max, u] == size else 0)
-                        rows[r_nmax, u] = left
-                        if left == 0:
-                            _recount(rows, 1, K, u, r_max, r_nmax)
-                        if last:
-                            pu = rows[0, u] - g
-                            rows[0, u] = pu
-                            rows[r_one, u] = min(pu, rows[r_max, u])
-                            rows[r_many, u] = min(pu, rows[r_whole, u])
-                    nbit = ~bitv
-                    for f in range(floor[size], floor[rest], -1):  # the levels above rest, up to size
-                        r = np.uint64(wrow + f * W)
-                        for t in range(s, s + p):
-                            rows[r, np.uint64(t)] &= nbit
-                    continue
-                hi_f = -1  # the highest level a slot of the window held before
-                lo_a = size  # the least free after
-                for t in range(s, s + p):
-                    u = np.uint64(t)
-                    before = rows[nk, u]
-                    after = before - take
-                    rows[nk, u] = after
-                    rows[r_whole, u] -= size if before == size else 0  # no longer wholly free
-                    left = rows[r_nmax, u] - (1 if before == rows[r_max, u] else 0)  # nodes with the most
-                    rows[r_nmax, u] = left
-                    if left == 0:  # it was the only node with the most free
-                        _recount(rows, 1, K, u, r_max, r_nmax)
-                    if last:  # the pool, and the rows the scan reads
-                        pu = rows[0, u] - g
-                        rows[0, u] = pu
-                        rows[r_one, u] = min(pu, rows[r_max, u])
-                        rows[r_many, u] = min(pu, rows[r_whole, u])
-                    hi_f = max(hi_f, floor[before])
-                    lo_a = min(lo_a, after)
-                for f in range(hi_f, -1, -1):  # the levels a slot no longer holds
-                    if levels[f] <= lo_a:
-                        break
-                    r = np.uint64(wrow + f * W)
-                    lv = levels[f]
-                    for t in range(s, s + p):
-                        u = np.uint64(t)
-                        rows[r, u] &= ~(bitv & -np.int64(lv > rows[nk, u]))
+            _take(rows, nt, work, W, g, s, p, m)
             start[j] = s
             if record:
                 for e in range(place.shape[1]):
-                    place[j, e] = chosen[e] if e < nchosen else -1
+                    place[j, e] = work.chosen[e] if e < m else -1
+
+    @njit(cache=True, nogil=True)
+    def nodes(rows: np.ndarray, sizes: np.ndarray, levels: np.ndarray, frag: np.ndarray,
+              rule: int, order: np.ndarray, jobs: np.ndarray, start: np.ndarray,
+              place: np.ndarray) -> np.ndarray:  # pragma: no cover
+        """:func:`serial_starts_compiled` on several nodes: the tables and scratch, the loop."""
+        W = 1 if one_word else (sizes.shape[0] + 63) // 64
+        nt = _node_tables(sizes, levels, frag, W)
+        work = _node_work(sizes.shape[0], W, nt.floor.shape[0] - 1, order, jobs)
+        loop(rows, nt, work, rule, order, jobs, start, place)
         return start
 
-    return _nodes
+    return nodes
 
 
 _NODES_ONE_WORD = _node_kernel(True)
