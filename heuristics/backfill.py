@@ -72,7 +72,9 @@ def easy_starts(
             log.append((t, h, r))
         shadow = prof.copy()
         shadow.take(h, g_[h], p_[h], r, where)
-        alive[shadow.start_now(t, q[i + 1 :], jobs, start, place, also=prof)] = False
+        rest = q[i + 1 :]
+        if shadow.start_now(t, rest, jobs, start, place, also=prof):
+            alive[rest[start[rest] >= 0]] = False
     return start
 
 

@@ -83,10 +83,10 @@ class CapacityState(Protocol):
         ...
 
     def start_now(self, t: int, cand: np.ndarray, jobs: np.ndarray, start: np.ndarray,
-                  place: np.ndarray | None = None, also: Self | None = None) -> Any:
+                  place: np.ndarray | None = None, also: Self | None = None) -> int:
         """Start at ``t``, in the order of ``cand``, every job with a valid placement from
-        ``t`` (each in what the earlier ones left), charging ``also`` too when given; the
-        jobs started."""
+        ``t`` (each in what the earlier ones left), charging ``also`` too when given; how
+        many started (their starts are in ``start``)."""
         ...
 
 

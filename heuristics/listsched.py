@@ -117,7 +117,7 @@ def parallel_starts(
     o_rel, o_last = inst.releases[order], (inst.deadlines - inst.durations)[order]
     for t in range(inst.horizon):
         cand = order[pending & (o_rel <= t) & (o_last >= t)]
-        if cand.size and len(prof.start_now(t, cand, jobs, start, place)):
+        if cand.size and prof.start_now(t, cand, jobs, start, place):
             pending[start[order] >= 0] = False
     return start
 

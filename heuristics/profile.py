@@ -220,9 +220,10 @@ class Profile:
         occupy(self, g, s, p, where, place, j)
 
     def start_now(self, t: int, cand: np.ndarray, jobs: np.ndarray, start: np.ndarray,
-                  place: np.ndarray | None = None, also: Profile | None = None) -> list[int]:
-        """:func:`start_now` with the jobs as :func:`heuristics.decoder.job_arrays` rows."""
-        return start_now(self, t, cand, jobs[0], jobs[1], start, place, also)
+                  place: np.ndarray | None = None, also: Profile | None = None) -> int:
+        """:func:`start_now` with the jobs as :func:`heuristics.decoder.job_arrays` rows; how
+        many started."""
+        return len(start_now(self, t, cand, jobs[0], jobs[1], start, place, also))
 
 
 def new_counts_profile(inst: Instance, reservation: str = "curve",

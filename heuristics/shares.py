@@ -145,8 +145,11 @@ class SharesProfile:
 
     def like(self, rows: np.ndarray) -> SharesProfile:
         """A profile of these ``rows`` with this one's instance data and rule."""
-        return SharesProfile(rows, self.st, self.rule, self.span, (self.jobs_gpus, self.jobs_dur),
-                             self.placement)
+        prof = object.__new__(SharesProfile)  # (EASY copies the state at every reservation)
+        prof.rows, prof.st, prof.rule, prof.span = rows, self.st, self.rule, self.span
+        prof.jobs_gpus, prof.jobs_dur, prof.placement = self.jobs_gpus, self.jobs_dur, self.placement
+        prof.sizes, prof.largest, prof.pool, prof._scratch = self.sizes, self.largest, rows[0], None
+        return prof
 
     def copy(self) -> SharesProfile:
         """A copy whose rows can be changed independently."""
@@ -202,16 +205,17 @@ class SharesProfile:
              place: np.ndarray | None = None) -> None:
         """Charge job ``j`` at ``where`` from slot ``s`` on, in place (the rule's own rows too);
         write it into row ``j`` of ``place`` (a :func:`new_place` array) when given."""
-        nodes, gpus = (np.ascontiguousarray(a, dtype=np.int64) for a in where)
+        nodes, gpus = where
         take(self.rows, self.st, j, g, s, p, nodes, nodes.size, gpus, gpus.size)
-        shares_rules.note(self.rows, self.st, self.rule, j, g, s, p, nodes)
+        if self.rule >= 3:
+            shares_rules.note(self.rows, self.st, self.rule, j, g, s, p, nodes)
         if place is not None:
             record(place, j, self.span, nodes, nodes.size, gpus, gpus.size)
 
     def start_now(self, t: int, cand: np.ndarray, jobs: np.ndarray, start: np.ndarray,
-                  place: np.ndarray | None = None, also: SharesProfile | None = None) -> np.ndarray:
+                  place: np.ndarray | None = None, also: SharesProfile | None = None) -> int:
         """Start at ``t``, in the order of ``cand``, every job with a valid placement from ``t``
-        (one compiled call); the jobs started.
+        (one compiled call); how many started.
 
         Raises
         ------
@@ -220,10 +224,9 @@ class SharesProfile:
         """
         if self.rule >= 3:
             raise ValueError(f"placement: {self.placement!r} runs in the serial decoder only")
-        cand = np.ascontiguousarray(cand, dtype=np.int64)
-        start_now(self.rows, _NO_ROWS if also is None else also.rows, self.st, self.rule, t, cand,
-                  jobs, start, _NONE if place is None else place, self.span)
-        return cand[start[cand] >= 0]
+        return start_now(self.rows, _NO_ROWS if also is None else also.rows, self.st,  # type: ignore[no-any-return]
+                         self.rule, t, np.ascontiguousarray(cand, dtype=np.int64), jobs, start,
+                         _NONE if place is None else place, self.span)
 
 
 def place_width(inst: Instance) -> tuple[int, int]:
