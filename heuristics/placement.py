@@ -32,7 +32,8 @@ from instances.capacity import lexicographic_subset
 
 from .placement_rules import BUILTIN_TIME
 
-__all__ = ["PLACEMENTS", "check_placement", "choose", "frag_table", "lexicographic_subset", "new_place"]
+__all__ = ["PLACEMENTS", "check_placement", "choose", "frag_table", "lexicographic_subset", "new_place",
+           "place_width"]
 
 PLACEMENTS: tuple[str, ...] = BUILTIN_TIME
 """Placement rules on nodes (entries of :data:`heuristics.placement_rules.PLACEMENT_RULES`);
@@ -64,15 +65,25 @@ def frag_table(inst: Instance, sizes: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(table, dtype=np.int64)
 
 
-def new_place(inst: Instance) -> np.ndarray:
-    """An empty placement array ``(num_jobs, max_span)`` of ``-1`` (see ``Schedule.to_placement_array``).
+def place_width(inst: Instance) -> tuple[int, int]:
+    """``(span, width)`` of a placement row: nodes in ``[0, span)``, on model version 3 the GPU
+    indices after.
 
-    On model version 3, wider: the GPU indices follow (:func:`heuristics.shares.new_place`).
+    ``span`` is :attr:`Instance.max_span`. On version 3 the GPU columns hold
+    the indices a one-node job takes on its node (ascending, ``-1`` padded),
+    as many as the largest one-node job's GPUs; a job on whole nodes lists
+    none (it holds them all). Versions 1 and 2 have none (``width == span``).
     """
-    if inst.jobs_use_resources:
-        from .shares import new_place as new_v3_place
-        return new_v3_place(inst)
-    return np.full((inst.num_jobs, inst.max_span), -1, dtype=np.int64)
+    if not inst.jobs_use_resources:
+        return inst.max_span, inst.max_span
+    one = inst.gpus[~inst.multi_node]
+    return inst.max_span, inst.max_span + int(one.max(initial=1))
+
+
+def new_place(inst: Instance) -> np.ndarray:
+    """An empty placement array ``(num_jobs, width)`` of ``-1`` (:func:`place_width`; see
+    ``Schedule.to_placement_array``): the nodes, and on model version 3 the GPU indices."""
+    return np.full((inst.num_jobs, place_width(inst)[1]), -1, dtype=np.int64)
 
 
 def choose(

@@ -58,6 +58,7 @@ from ._shares_decode import decode, record, start_now
 from ._shares_fit import find, new_scratch
 from ._shares_state import SharesArrays, new_state
 from ._shares_take import take
+from .placement import new_place, place_width
 from .profile import check_reservation
 
 __all__ = [
@@ -204,7 +205,7 @@ class SharesProfile:
     def take(self, j: int, g: int, p: int, s: int, where: Where,
              place: np.ndarray | None = None) -> None:
         """Charge job ``j`` at ``where`` from slot ``s`` on, in place (the rule's own rows too);
-        write it into row ``j`` of ``place`` (a :func:`new_place` array) when given."""
+        write it into row ``j`` of ``place`` (a :func:`heuristics.placement.new_place` array) when given."""
         nodes, gpus = where
         take(self.rows, self.st, j, g, s, p, nodes, nodes.size, gpus, gpus.size)
         if self.rule >= 3:
@@ -229,23 +230,6 @@ class SharesProfile:
                          _NONE if place is None else place, self.span)
 
 
-def place_width(inst: Instance) -> tuple[int, int]:
-    """``(span, width)`` of a version 3 placement row: nodes in ``[0, span)``, GPU indices after.
-
-    ``span`` is :attr:`Instance.max_span`; the GPU columns hold the indices
-    a one-node job takes on its node (ascending, ``-1`` padded), as many as
-    the largest one-node job's GPUs. A job on whole nodes lists none (it
-    holds them all).
-    """
-    one = inst.gpus[~inst.multi_node]
-    return inst.max_span, inst.max_span + int(one.max(initial=1))
-
-
-def new_place(inst: Instance) -> np.ndarray:
-    """An empty version 3 placement array ``(num_jobs, width)`` of ``-1`` (:func:`place_width`)."""
-    return np.full((inst.num_jobs, place_width(inst)[1]), -1, dtype=np.int64)
-
-
 def new_shares_profile(inst: Instance, reservation: str = "curve",
                        placement: str = "first-fit") -> SharesProfile:
     """The empty :class:`SharesProfile` of a version 3 instance under ``reservation``."""
@@ -262,7 +246,7 @@ def _ready(a: np.ndarray) -> bool:
 
 
 def schedule_of(inst: Instance, start: np.ndarray, place: np.ndarray) -> Schedule:
-    """The :class:`~instances.Schedule` (GPU indices) of a start array and a :func:`new_place` array."""
+    """The :class:`~instances.Schedule` (GPU indices) of a start array and a :func:`heuristics.placement.new_place` array."""
     span = place_width(inst)[0]
     nodes = inst.nodes or ()
     starts: dict[str, int] = {}

@@ -199,7 +199,7 @@ def best(
         name is still required).
 
     On model version 3 the same phases place jobs with GPU indices
-    (:func:`heuristics.shares.new_place`), the LNS keeps them
+    (:func:`heuristics.placement.new_place`), the LNS keeps them
     (:func:`matheuristics.resources.improve_wide`), and a phase that refuses
     the instance is named with its reason in ``params["skipped"]`` and the
     message (``params["phases_run"]`` counts the others): none is dropped

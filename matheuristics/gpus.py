@@ -25,7 +25,7 @@ __all__ = ["colour_window", "fixed_use", "index_array", "index_schedule", "index
 
 def split_wide(inst: Instance, wide: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The heuristics' version 3 placement array (nodes, then GPU indices:
-    :func:`heuristics.shares.new_place`) as ``(place, idx)``."""
+    :func:`heuristics.placement.new_place`) as ``(place, idx)``."""
     span = inst.max_span
     idx = np.full((inst.num_jobs, index_width(inst)), -1, dtype=np.int64)
     cols = min(wide.shape[1] - span, idx.shape[1])

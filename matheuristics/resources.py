@@ -1,7 +1,7 @@
 """``lns`` and ``best`` on model version 3: the LNS on the heuristics' placements with GPU indices.
 
 On a version 3 instance the heuristics place jobs with GPU indices
-(:func:`heuristics.shares.new_place`: nodes, then indices, in one row per
+(:func:`heuristics.placement.new_place`: nodes, then indices, in one row per
 job). :func:`improve_wide` runs the LNS (:func:`~matheuristics.search.lns_improve_indices`)
 on such arrays, and :func:`attempt` runs a member so that one refusing the
 instance is named with its reason (``params["skipped"]`` and the message,

@@ -17,9 +17,8 @@ from reference_v3 import decode_ref, fifo_ref
 import heuristics
 import instances
 from heuristics.engine import new_profile
-from heuristics.placement import new_place
+from heuristics.placement import new_place, place_width
 from heuristics.rules import order_by
-from heuristics.shares import place_width
 from instances import Instance
 
 SHAPES = [(2, 2), (2, 1, 1), (3, 2), (4,), (2, 2, 2), (4, 2, 1)]
