@@ -40,8 +40,10 @@ from ..placement_rules import (
 )
 from .custom import CompiledRuleError, run_compiled, run_plain
 from .guided import run_guided
-from .online import POLICY_CODES, run_online
+from .online import POLICY_CODES, Draws, run_online
 from .orders import ORDERS, check_order, pod_order
+from .scores import Target
+from .state import empty_free, gpu_lists, nodes_of, pods_of
 
 __all__ = ["FGD_POLICIES", "ORDERS", "POLICIES", "PackRun", "check_policy", "place", "pod_order"]
 
@@ -140,18 +142,15 @@ def place(packing: Packing, policy: Any, *, seed: int = 0, order: str = "arrival
     w = workload
     if w is None and entry.name == "fgd" and packing.pods:
         w = target_workload(packing)
-    t = _workload_arrays(w, len(a.models))
     rng = np.random.default_rng(seed)
-    u_node, u_gpu = rng.random(len(packing.pods)), rng.random(len(packing.pods))
+    draws = Draws(rng.random(len(packing.pods)), rng.random(len(packing.pods)))
+    nodes, pods, free, target = nodes_of(a), pods_of(a), empty_free(a), _target(w, len(a.models))
     t0 = time.perf_counter()
     kernel: Any = run_online  # a numba dispatcher
-    node_of, mask = kernel(code, seq, a.pod_gpus, a.pod_milli, a.pod_cpu, a.pod_mem,
-                               a.pod_allowed, a.node_gpus, a.node_cpu, a.node_mem, a.node_model,
-                               *t, u_node, u_gpu)
+    node_of, mask = kernel(code, seq, nodes, pods, free, target, draws)
     runtime = own_seconds(t0)
-    gpus = [[i for i in range(int(a.node_gpus[n])) if int(m) >> i & 1] if n >= 0 else []
-            for n, m in zip(node_of.tolist(), mask.tolist())]
-    return _checked(packing, entry.name, order, seed, seq, node_of, gpus, runtime)
+    return _checked(packing, entry.name, order, seed, seq, node_of,
+                    gpu_lists(nodes, node_of, mask), runtime)
 
 
 def _place_user(packing: Packing, entry: PlacementRule, seq: np.ndarray, order: str,
@@ -183,8 +182,9 @@ def _checked(packing: Packing, policy: str, order: str, seed: int, seq: np.ndarr
     return PackRun(policy, order, seed, placement, metrics, node_of, runtime)
 
 
-def _workload_arrays(w: TargetWorkload | None, models: int) -> tuple[np.ndarray, ...]:
-    if w is None:  # no fragmentation needed: an empty workload
-        return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
-                np.zeros((0, max(models, 1)), np.bool_), np.zeros(0))
-    return w.cpu, w.milli, w.gpus, w.allowed, w.freq
+def _target(w: TargetWorkload | None, models: int) -> Target:
+    """FGD's target workload as the compiled loop reads it (none: an empty workload)."""
+    if w is None:  # no fragmentation needed
+        return Target(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                      np.zeros((0, max(models, 1)), np.bool_), np.zeros(0))
+    return Target(w.cpu, w.milli, w.gpus, w.allowed, w.freq)

@@ -8,10 +8,17 @@ whole-GPU pod takes the lowest-indexed fully free GPUs; a share takes the GPU
 of its policy: FGD's own choice, a random one with room (``random``), the
 lowest-indexed one with room (``firstfit``), else the one with the least room
 that fits (the simulator's best-fit default). ``random`` draws its node
-uniformly among those the pod fits. The whole run is one compiled call.
+uniformly among those the pod fits. The whole run is one compiled call over
+the states of :mod:`.state` (the nodes, the pods, what is free), FGD's target
+workload (:class:`.scores.Target`), ``random``'s draws (:class:`Draws`) and what
+the scores read beyond the free state (:class:`Kept`), one step per function:
+the node (:func:`_best_node`, :func:`_random_node`), then the GPUs and the
+state's update (:func:`_place`).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -19,9 +26,18 @@ from numba import njit
 from instances.packing import GPU_MILLI
 from instances.packing.frag import node_frag_shapes
 
-from .scores import bestfit_score, clustering_score, dotprod_score, fgd_score, packing_score
+from .scores import (
+    FragNode,
+    Target,
+    bestfit_score,
+    clustering_score,
+    dotprod_score,
+    fgd_node_score,
+    packing_score,
+)
+from .state import Free, Need, Nodes, Pods, Types, fits, need_of, new_types, scored_alike, take
 
-__all__ = ["POLICY_CODES", "fits", "fits_all", "run_online"]
+__all__ = ["POLICY_CODES", "Draws", "Kept", "run_online"]
 
 POLICY_CODES: dict[str, int] = {
     "random": 0, "dotprod": 1, "clustering": 2, "packing": 3, "bestfit": 4, "fgd": 5,
@@ -32,60 +48,172 @@ POLICY_CODES: dict[str, int] = {
 RANDOM, DOTPROD, CLUSTERING, PACKING, BESTFIT, FGD, FIRSTFIT = range(7)
 
 
+class Draws(NamedTuple):
+    """``random``'s uniform draws in [0, 1), one per pod (packing index)."""
+
+    node: np.ndarray
+    """``(P,)``: picks the node among those the pod fits."""
+    gpu: np.ndarray
+    """``(P,)``: picks a share's GPU among those with room."""
+
+
+class Kept(NamedTuple):
+    """What the policies' scores read beyond :class:`.state.Free`, kept as nodes change."""
+
+    total: np.ndarray
+    """``(K,)``: free milli summed over each node's GPUs."""
+    klass: np.ndarray
+    """``(K, width + 1)``: pods per class on each node (0: shares, ``g``: ``g`` whole GPUs)."""
+    classes: np.ndarray
+    """``(K,)``: classes present on each node."""
+    frag: np.ndarray
+    """``(K,)``: FGD's fragmentation of each node (``fgd`` only; zeros otherwise)."""
+    room: np.ndarray
+    """``(K, S)``: FGD's per-shape counts of each node (``fgd`` only; no rows otherwise)."""
+    short: np.ndarray
+    """``(K, S)``: the same (:func:`instances.packing.frag.node_frag_shapes`)."""
+
+
+@njit(cache=True)
+def _kept(policy: int, nodes: Nodes, free: Free, target: Target) -> Kept:  # pragma: no cover
+    """:class:`Kept` of the free state ``free`` (FGD's parts measured under ``fgd`` only)."""
+    n_nodes = nodes.gpus.shape[0]
+    rows = n_nodes if policy == FGD else 0
+    kept = Kept(nodes.gpus * GPU_MILLI, np.zeros((n_nodes, free.left.shape[1] + 1), np.int64),
+                np.zeros(n_nodes, np.int64), np.zeros(n_nodes),
+                np.zeros((rows, target.cpu.shape[0]), np.int64),
+                np.zeros((rows, target.cpu.shape[0]), np.int64))
+    for n in range(rows):
+        kept.frag[n] = _frag(n, nodes, free, kept, target)
+    return kept
+
+
 @njit(cache=True, inline="always")
-def fits(j: int, n: int, pod_gpus: np.ndarray, pod_milli: np.ndarray, pod_cpu: np.ndarray,
-          pod_mem: np.ndarray, pod_allowed: np.ndarray, node_model: np.ndarray,
-          cpu: np.ndarray, mem: np.ndarray, full: np.ndarray,
-          maxleft: np.ndarray) -> bool:  # pragma: no cover (compiled)
-    # branch-free: the short-circuit form ran a hundred times slower under numba
-    g, m = pod_gpus[j], pod_milli[j]
-    shared = (g == 1) & (m < GPU_MILLI)
-    gpu_ok = (g == 0) | (shared & (maxleft[n] >= m)) | (~shared & (full[n] >= g))
-    return pod_allowed[j, node_model[n]] & (cpu[n] >= pod_cpu[j]) & (mem[n] >= pod_mem[j]) & gpu_ok
+def _frag(n: int, nodes: Nodes, free: Free, kept: Kept, target: Target) -> float:
+    # pragma: no cover
+    """FGD's fragmentation of node ``n``, its per-shape counts left in ``kept``."""
+    return node_frag_shapes(free.cpu[n], free.left[n, :nodes.gpus[n]], nodes.model[n],
+                            target.cpu, target.milli, target.gpus, target.allowed, target.freq,
+                            kept.room[n], kept.short[n])
 
 
 @njit(cache=True)
-def node_types(node_gpus: np.ndarray, node_model: np.ndarray, node_cpu: np.ndarray,
-               node_mem: np.ndarray) -> np.ndarray:  # pragma: no cover (compiled)
-    """Each node's type representative: the first node of equal GPUs, model, CPU and memory.
-
-    Nodes nothing is placed on score alike within a type, and ties go to the earliest: the
-    loops score the first of each type only.
-    """
-    n_nodes = node_gpus.shape[0]
-    rep = np.arange(n_nodes)
-    for n in range(n_nodes):
-        for q in range(n):
-            if rep[q] == q and node_gpus[q] == node_gpus[n] and node_model[q] == node_model[n] \
-                    and node_cpu[q] == node_cpu[n] and node_mem[q] == node_mem[n]:
-                rep[n] = q
-                break
-    return rep
-
-
-@njit(cache=True)
-def fits_all(j: int, pod_gpus: np.ndarray, pod_milli: np.ndarray, pod_cpu: np.ndarray,
-             pod_mem: np.ndarray, pod_allowed: np.ndarray, node_model: np.ndarray,
-             cpu: np.ndarray, mem: np.ndarray, full: np.ndarray, maxleft: np.ndarray,
-             out: np.ndarray) -> bool:  # pragma: no cover (compiled)
-    """:func:`fits` of pod ``j`` on every node, into ``out``; whether any node fits."""
-    some = False
-    for n in range(out.shape[0]):
-        out[n] = fits(j, n, pod_gpus, pod_milli, pod_cpu, pod_mem, pod_allowed, node_model,
-                      cpu, mem, full, maxleft)
-        some |= out[n]
-    return some
+def _random_node(need: Need, nodes: Nodes, free: Free, u: float) -> int:  # pragma: no cover
+    """``random``'s node for a pod of ``need``: the one the draw ``u`` picks among those it fits."""
+    count = 0
+    for n in range(nodes.gpus.shape[0]):
+        if fits(need, nodes, free, n):
+            count += 1
+    if count == 0:
+        return -1
+    pick = min(int(u * count), count - 1)
+    for n in range(nodes.gpus.shape[0]):
+        if fits(need, nodes, free, n):
+            if pick == 0:
+                return n
+            pick -= 1
+    return -1
 
 
 @njit(cache=True)
-def run_online(policy: int, order: np.ndarray, pod_gpus: np.ndarray, pod_milli: np.ndarray,
-               pod_cpu: np.ndarray, pod_mem: np.ndarray, pod_allowed: np.ndarray,
-               node_gpus: np.ndarray, node_cpu: np.ndarray, node_mem: np.ndarray,
-               node_model: np.ndarray, t_cpu: np.ndarray, t_milli: np.ndarray,
-               t_gpus: np.ndarray, t_allowed: np.ndarray, t_freq: np.ndarray,
-               u_node: np.ndarray, u_gpu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _best_node(policy: int, pods: Pods, j: int, nodes: Nodes, free: Free, kept: Kept,
+               target: Target, types: Types) -> tuple[int, int]:  # pragma: no cover
+    """The node of the highest score pod ``j`` fits (ties to the earliest; ``first-fit``: the
+    first it fits), and ``fgd``'s GPU for a share; (-1, -1) when it fits none."""
+    need = need_of(pods, j)
+    g, m, c = need.gpus, need.milli, need.cpu
+    k = 0 if (g == 1 and m < GPU_MILLI) else g  # the pod's class (clustering)
+    best, best_score, best_gpu = -1, -1, -1
+    for n in range(nodes.gpus.shape[0]):
+        if not fits(need, nodes, free, n):
+            continue
+        if policy == FIRSTFIT:
+            return n, -1
+        if scored_alike(types, n, j):
+            continue
+        # the score, inline: a call through one score function taking the states ran 1.5 to
+        # 2 times slower under numba
+        gpu = -1
+        if policy == DOTPROD:
+            s = dotprod_score(free.cpu[n], kept.total[n], c, g * m)
+        elif policy == BESTFIT:
+            s = bestfit_score(free.cpu[n], kept.total[n], c, g * m)
+        elif policy == CLUSTERING:
+            same = kept.klass[n, k] if k < kept.klass.shape[1] else 0
+            s = clustering_score(kept.total[n], same, kept.classes[n], g)
+        elif policy == PACKING:
+            s = packing_score(free.left[n, :nodes.gpus[n]], free.full[n], g, m)
+        else:
+            s, gpu = fgd_node_score(FragNode(free.left[n, :nodes.gpus[n]], free.cpu[n],
+                                             nodes.model[n], kept.frag[n], kept.room[n],
+                                             kept.short[n]), g, m, c, target)
+        if s > best_score:
+            best, best_score, best_gpu = n, s, gpu
+    return best, best_gpu
+
+
+@njit(cache=True)
+def _share_gpu(policy: int, row: np.ndarray, m: int, fgd_gpu: int,
+               u: float) -> int:  # pragma: no cover
+    """The GPU of ``row`` (free milli) a share of ``m`` takes under ``policy``: FGD's, the one
+    the draw ``u`` picks among those with room (``random``), the lowest-indexed with room
+    (``first-fit``), else the one with the least room that fits (the first of equals)."""
+    if policy == FGD:
+        return fgd_gpu
+    i = -1
+    if policy == RANDOM:
+        room = 0
+        for k in range(row.shape[0]):
+            if row[k] >= m:
+                room += 1
+        pick = min(int(u * room), room - 1)
+        for k in range(row.shape[0]):
+            if row[k] >= m:
+                if pick == 0:
+                    return k
+                pick -= 1
+        return i
+    for k in range(row.shape[0]):
+        if row[k] >= m and (i < 0 or (policy != FIRSTFIT and row[k] < row[i])):
+            i = k
+    return i
+
+
+@njit(cache=True)
+def _place(policy: int, pods: Pods, j: int, nodes: Nodes, free: Free, kept: Kept,
+           target: Target, n: int, gpu: int, u: float) -> int:  # pragma: no cover
+    """Place pod ``j`` on node ``n`` (a share on ``gpu`` under ``fgd``): the free state and
+    :class:`Kept` follow; its GPUs as a bit mask."""
+    g, m = pods.gpus[j], pods.milli[j]
+    row = free.left[n, :nodes.gpus[n]]
+    mask = 0
+    if g == 1 and m < GPU_MILLI:
+        mask = 1 << _share_gpu(policy, row, m, gpu, u)
+    elif g > 0:  # the lowest-indexed wholly free GPUs
+        taken = 0
+        for k in range(row.shape[0]):
+            if taken < g and row[k] == GPU_MILLI:
+                mask |= 1 << k
+                taken += 1
+    take(free, n, mask, m, pods.cpu[j], pods.mem[j])
+    kept.total[n] -= g * m
+    if g > 0:
+        k = 0 if (g == 1 and m < GPU_MILLI) else g
+        if kept.klass[n, k] == 0:
+            kept.classes[n] += 1
+        kept.klass[n, k] += 1
+    if policy == FGD:
+        kept.frag[n] = _frag(n, nodes, free, kept, target)
+    return mask
+
+
+@njit(cache=True)
+def run_online(policy: int, order: np.ndarray, nodes: Nodes, pods: Pods, free: Free,
+               target: Target, draws: Draws) -> tuple[np.ndarray, np.ndarray]:
     # pragma: no cover (compiled; held to the reference loop in the tests)
-    """Place the pods of ``order`` one by one with ``policy`` (a :data:`POLICY_CODES` value).
+    """Place the pods of ``order`` one by one with ``policy`` (a :data:`POLICY_CODES` value),
+    from the free state ``free`` (changed in place); ``target``: FGD's workload (``fgd``),
+    ``draws``: ``random``'s.
 
     Returns
     -------
@@ -93,136 +221,19 @@ def run_online(policy: int, order: np.ndarray, pod_gpus: np.ndarray, pod_milli: 
         Per pod (packing index): its node (-1 if it failed or is not in
         ``order``) and its GPUs as a bit mask (bit ``i``: GPU ``i``).
     """
-    n_nodes = node_gpus.shape[0]
-    width = 0
-    for n in range(n_nodes):
-        width = max(width, node_gpus[n])
-    left = np.zeros((n_nodes, width), dtype=np.int64)
-    for n in range(n_nodes):
-        left[n, :node_gpus[n]] = GPU_MILLI
-    cpu = node_cpu.copy()
-    mem = node_mem.copy()
-    full = node_gpus.copy()
-    total = node_gpus * GPU_MILLI
-    maxleft = np.full(n_nodes, GPU_MILLI, dtype=np.int64)
-    klass = np.zeros((n_nodes, width + 1), dtype=np.int64)  # pods per class: 0 share, g whole
-    classes = np.zeros(n_nodes, dtype=np.int64)
-    frag = np.zeros(n_nodes)
-    # FGD's fragmentation of each node and its per-shape counts (kept as the node changes)
-    kept = n_nodes if policy == FGD else 0
-    shape_room = np.zeros((kept, t_cpu.shape[0]), dtype=np.int64)
-    shape_short = np.zeros((kept, t_cpu.shape[0]), dtype=np.int64)
-    if policy == FGD:
-        for n in range(n_nodes):
-            frag[n] = node_frag_shapes(cpu[n], left[n, :node_gpus[n]], node_model[n], t_cpu,
-                                       t_milli, t_gpus, t_allowed, t_freq, shape_room[n],
-                                       shape_short[n])
+    kept = _kept(policy, nodes, free, target)
     # the nodes nothing is placed on score alike within a type: each pod scores the first
-    rep = node_types(node_gpus, node_model, node_cpu, node_mem)
-    touched = np.zeros(n_nodes, dtype=np.bool_)
-    seen = np.full(n_nodes, -1, dtype=np.int64)  # (the pod that last scored a type's first)
-    node_of = np.full(pod_gpus.shape[0], -1, dtype=np.int64)
-    gpu_mask = np.zeros(pod_gpus.shape[0], dtype=np.int64)
+    types = new_types(nodes)
+    node_of = np.full(pods.gpus.shape[0], -1, dtype=np.int64)
+    gpu_mask = np.zeros(pods.gpus.shape[0], dtype=np.int64)
     for j in order:
-        g, m, c = pod_gpus[j], pod_milli[j], pod_cpu[j]
-        shared = g == 1 and m < GPU_MILLI
-        best, best_score, best_gpu = -1, -1, -1
         if policy == RANDOM:
-            count = 0
-            for n in range(n_nodes):
-                if fits(j, n, pod_gpus, pod_milli, pod_cpu, pod_mem, pod_allowed, node_model,
-                         cpu, mem, full, maxleft):
-                    count += 1
-            if count > 0:
-                pick = min(int(u_node[j] * count), count - 1)
-                for n in range(n_nodes):
-                    if fits(j, n, pod_gpus, pod_milli, pod_cpu, pod_mem, pod_allowed,
-                             node_model, cpu, mem, full, maxleft):
-                        if pick == 0:
-                            best = n
-                            break
-                        pick -= 1
+            n, gpu = _random_node(need_of(pods, j), nodes, free, draws.node[j]), -1
         else:
-            for n in range(n_nodes):
-                if not fits(j, n, pod_gpus, pod_milli, pod_cpu, pod_mem, pod_allowed,
-                             node_model, cpu, mem, full, maxleft):
-                    continue
-                if policy == FIRSTFIT:
-                    best = n
-                    break
-                if not touched[n]:
-                    if seen[rep[n]] == j:
-                        continue
-                    seen[rep[n]] = j
-                gpu = -1
-                if policy == DOTPROD:
-                    s = dotprod_score(cpu[n], total[n], c, g * m)
-                elif policy == BESTFIT:
-                    s = bestfit_score(cpu[n], total[n], c, g * m)
-                elif policy == CLUSTERING:
-                    k = 0 if shared else g
-                    s = clustering_score(total[n], klass[n, k] if k <= width else 0, classes[n], g)
-                elif policy == PACKING:
-                    s = packing_score(left[n, :node_gpus[n]], full[n], g, m)
-                else:
-                    s, gpu = fgd_score(left[n, :node_gpus[n]], cpu[n], node_model[n], frag[n],
-                                       g, m, c, shape_room[n], shape_short[n], t_cpu,
-                                       t_milli, t_gpus, t_allowed, t_freq)
-                if s > best_score:
-                    best, best_score, best_gpu = n, s, gpu
-        if best < 0:
+            n, gpu = _best_node(policy, pods, j, nodes, free, kept, target, types)
+        if n < 0:
             continue
-        n = best
-        row = left[n, :node_gpus[n]]
-        mask = 0
-        if shared:
-            i = -1
-            if policy == FGD:
-                i = best_gpu
-            elif policy == RANDOM:
-                room = 0
-                for k in range(row.shape[0]):
-                    if row[k] >= m:
-                        room += 1
-                pick = min(int(u_gpu[j] * room), room - 1)
-                for k in range(row.shape[0]):
-                    if row[k] >= m:
-                        if pick == 0:
-                            i = k
-                            break
-                        pick -= 1
-            else:
-                for k in range(row.shape[0]):
-                    if row[k] >= m and (i < 0 or (policy != FIRSTFIT and row[k] < row[i])):
-                        i = k
-            if row[i] == GPU_MILLI:
-                full[n] -= 1
-            row[i] -= m
-            mask = 1 << i
-        elif g > 0:
-            taken = 0
-            for k in range(row.shape[0]):
-                if taken < g and row[k] == GPU_MILLI:
-                    row[k] = 0
-                    mask |= 1 << k
-                    taken += 1
-            full[n] -= g
-        cpu[n] -= c
-        mem[n] -= pod_mem[j]
-        total[n] -= g * m
-        hi = 0
-        for k in range(row.shape[0]):
-            hi = max(hi, row[k])
-        maxleft[n] = hi
-        if g > 0:
-            k = 0 if shared else g
-            if klass[n, k] == 0:
-                classes[n] += 1
-            klass[n, k] += 1
-        if policy == FGD:
-            frag[n] = node_frag_shapes(cpu[n], row, node_model[n], t_cpu, t_milli, t_gpus,
-                                       t_allowed, t_freq, shape_room[n], shape_short[n])
+        gpu_mask[j] = _place(policy, pods, j, nodes, free, kept, target, n, gpu, draws.gpu[j])
         node_of[j] = n
-        gpu_mask[j] = mask
-        touched[n] = True
+        types.touched[n] = True
     return node_of, gpu_mask

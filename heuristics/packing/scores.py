@@ -17,10 +17,14 @@ Each rule follows the simulator's score plugin of the same name (facts of
   that scores best.
 
 Go truncates float scores toward zero and divides integers toward zero; so do
-these. ``random`` and ``firstfit`` need no score (see :mod:`.online`).
+these. ``random`` and ``firstfit`` need no score (see :mod:`.online`). FGD's
+score reads the node as a :class:`FragNode` and the target workload as a
+:class:`Target` (named tuples: numba compiles them as plain tuples).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -28,14 +32,48 @@ from numba import njit
 from instances.packing import GPU_MILLI
 from instances.packing.frag import moved_frag
 
-__all__ = ["MAX_CPU", "MAX_GPU", "bestfit_score", "clustering_score", "dotprod_score",
-           "equal_earlier", "fgd_score", "fgd_share_gpu", "packing_score", "trunc_div"]
+__all__ = ["MAX_CPU", "MAX_GPU", "FragNode", "Target", "bestfit_score", "clustering_score",
+           "dotprod_score", "equal_earlier", "fgd_node_score", "fgd_node_share_gpu", "fgd_score",
+           "fgd_share_gpu", "packing_score", "trunc_div"]
 
 MAX_CPU = 128000.0
 """CPU milli of the largest node, FGD's normalisation of the CPU dimension."""
 
 MAX_GPU = 8000.0
 """GPU milli of an 8-GPU node, FGD's normalisation of the GPU dimension."""
+
+
+class Target(NamedTuple):
+    """FGD's target workload by shape (``S`` shapes), the pods fragmentation is measured for
+    (:class:`instances.packing.TargetWorkload`'s arrays)."""
+
+    cpu: np.ndarray
+    """``(S,)``: each shape's CPU milli."""
+    milli: np.ndarray
+    """``(S,)``: each shape's milli per GPU."""
+    gpus: np.ndarray
+    """``(S,)``: each shape's GPUs."""
+    allowed: np.ndarray
+    """``(S, models)`` bool: the node models each shape may use."""
+    freq: np.ndarray
+    """``(S,)``: each shape's frequency (summing to one)."""
+
+
+class FragNode(NamedTuple):
+    """One node as FGD's score reads it: its free amounts and its fragmentation's parts."""
+
+    left: np.ndarray
+    """``(its GPUs,)``: each GPU's free milli."""
+    cpu: int
+    """Free CPU milli."""
+    model: int
+    """Its GPU model (a column of :attr:`Target.allowed`)."""
+    frag: float
+    """Its fragmentation now (:func:`instances.packing.frag.node_frag_shapes`)."""
+    room: np.ndarray
+    """``(S,)``: per shape, the GPUs with its milli free (from the same call)."""
+    short: np.ndarray
+    """``(S,)``: per shape, the idle milli of the other GPUs (from the same call)."""
 
 
 @njit(cache=True, inline="always")
@@ -118,30 +156,55 @@ def equal_earlier(left: np.ndarray, ok: np.ndarray, by_room: bool, i: int) -> bo
 
 
 @njit(cache=True, inline="always")
+def fgd_node_share_gpu(node: FragNode, ok: np.ndarray, by_room: bool, milli: int, cpu: int,
+                       target: Target) -> tuple[int, int]:  # pragma: no cover
+    """FGD's GPU for a share of ``milli`` (and ``cpu`` CPU milli) on ``node``: the best score,
+    and its GPU, over the GPUs that may take it (``node.left`` at least ``milli`` when
+    ``by_room``, else ``ok`` below 0), each scored on the node after it; (-1, -1) when none
+    may. :func:`~instances.packing.frag.moved_frag` measures each GPU's move in one pass over
+    the shapes, from the node's ``room`` and ``short``."""
+    left, after_cpu = node.left, node.cpu - cpu
+    score, gpu = -1, -1
+    for i in range(left.shape[0]):
+        if (left[i] < milli) if by_room else (ok[i] >= 0):
+            continue
+        if equal_earlier(left, ok, by_room, i):
+            continue
+        s = _sigmoid_score(node.frag, moved_frag(after_cpu, left, 1, left[i], left[i] - milli,
+                                                 node.model, target.cpu, target.milli,
+                                                 target.gpus, target.allowed, target.freq,
+                                                 node.room, node.short))
+        if gpu < 0 or s > score:
+            score, gpu = s, i
+    return score, gpu
+
+
+@njit(cache=True)
+def fgd_node_score(node: FragNode, gpus: int, milli: int, cpu: int,
+                   target: Target) -> tuple[int, int]:  # pragma: no cover
+    """FGD's score of placing a pod of ``gpus`` GPUs of ``milli`` and ``cpu`` CPU milli on
+    ``node``, and for a share the GPU chosen (-1 otherwise); a whole-GPU pod takes ``gpus``
+    wholly free GPUs (the node has them)."""
+    if gpus == 1 and milli < GPU_MILLI:
+        return fgd_node_share_gpu(node, node.left, True, milli, cpu, target)
+    after = moved_frag(node.cpu - cpu, node.left, gpus, GPU_MILLI, 0, node.model, target.cpu,
+                       target.milli, target.gpus, target.allowed, target.freq, node.room,
+                       node.short)
+    return _sigmoid_score(node.frag, after), -1
+
+
+# the loose forms heuristics._shares_rules calls (the version 3 rules, outside the packing
+# loops): each builds the named states and calls the form above, until that module does
+@njit(cache=True, inline="always")
 def fgd_share_gpu(left: np.ndarray, ok: np.ndarray, by_room: bool, milli: int, after_cpu: int,
                   model: int, before: float, room: np.ndarray, short: np.ndarray,
                   t_cpu: np.ndarray, t_milli: np.ndarray, t_gpus: np.ndarray,
                   t_allowed: np.ndarray, t_freq: np.ndarray) -> tuple[int, int]:
     # pragma: no cover
-    """FGD's GPU for a share of ``milli``: the best score, and its GPU, over the GPUs that may
-    take it (``left`` at least ``milli`` when ``by_room``, else ``ok`` below 0), each scored on
-    the node after it; (-1, -1) when none may. ``room``, ``short``: the per-shape counts of
-    ``left`` (:func:`instances.packing.frag.node_frag_shapes`), from which
-    :func:`~instances.packing.frag.moved_frag` measures each GPU's move in one pass over the
-    shapes."""
-    n = left.shape[0]
-    score, gpu = -1, -1
-    for i in range(n):
-        if (left[i] < milli) if by_room else (ok[i] >= 0):
-            continue
-        if equal_earlier(left, ok, by_room, i):
-            continue
-        s = _sigmoid_score(before, moved_frag(after_cpu, left, 1, left[i], left[i] - milli,
-                                              model, t_cpu, t_milli, t_gpus, t_allowed,
-                                              t_freq, room, short))
-        if gpu < 0 or s > score:
-            score, gpu = s, i
-    return score, gpu
+    """:func:`fgd_node_share_gpu` with the node's CPU after the share (``after_cpu``) and the
+    arrays unpacked."""
+    return fgd_node_share_gpu(FragNode(left, after_cpu, model, before, room, short), ok,
+                              by_room, milli, 0, Target(t_cpu, t_milli, t_gpus, t_allowed, t_freq))
 
 
 @njit(cache=True)
@@ -149,16 +212,6 @@ def fgd_score(left: np.ndarray, cpu_free: int, model: int, before: float, gpus: 
               milli: int, cpu: int, room: np.ndarray, short: np.ndarray, t_cpu: np.ndarray,
               t_milli: np.ndarray, t_gpus: np.ndarray, t_allowed: np.ndarray,
               t_freq: np.ndarray) -> tuple[int, int]:  # pragma: no cover
-    """FGD: the score and, for a share, the GPU chosen (-1 otherwise).
-
-    ``room`` and ``short`` are the per-shape counts of ``left``
-    (:func:`instances.packing.frag.node_frag_shapes`); a whole-GPU pod takes
-    ``gpus`` wholly free GPUs (the node has them).
-    """
-    after_cpu = cpu_free - cpu
-    if gpus == 1 and milli < GPU_MILLI:
-        return fgd_share_gpu(left, left, True, milli, after_cpu, model, before, room, short,
-                             t_cpu, t_milli, t_gpus, t_allowed, t_freq)
-    after = moved_frag(after_cpu, left, gpus, GPU_MILLI, 0, model, t_cpu, t_milli, t_gpus,
-                       t_allowed, t_freq, room, short)
-    return _sigmoid_score(before, after), -1
+    """:func:`fgd_node_score` with the arrays unpacked."""
+    return fgd_node_score(FragNode(left, cpu_free, model, before, room, short), gpus, milli, cpu,
+                          Target(t_cpu, t_milli, t_gpus, t_allowed, t_freq))
