@@ -20,6 +20,7 @@ and the decoders (:mod:`heuristics._shares_decode`) read them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -29,7 +30,7 @@ from instances import Instance
 from instances.capacity import UNLIMITED, Capacity, capacity
 from instances.packing.frag import COVERAGE
 
-from .profile import memo
+from .memo import memo
 
 __all__ = ["FULL", "SharesArrays", "counts_of", "layout", "new_state"]
 
@@ -121,32 +122,36 @@ def new_state(inst: Instance, reservation: str) -> tuple[np.ndarray, SharesArray
     ``reservation`` (checked by the caller), and the arrays read with them.
 
     The arrays and the empty rows are built once per live instance
-    (:func:`heuristics.profile.memo`); rows larger than 64 MB, at each call.
+    (:func:`heuristics.memo.memo`); rows larger than 64 MB, at each call.
     """
+    st, rows, build = memo(inst, reservation + " v3 state", lambda: _tables(inst, reservation))
+    return (rows.copy() if rows is not None else build()), st
+
+
+def _tables(inst: Instance, reservation: str) -> tuple[SharesArrays, np.ndarray | None,
+                                                       Callable[[], np.ndarray]]:
+    """:func:`new_state`'s arrays, its empty rows (``None`` above 64 MB) and how to build them."""
     cap = memo(inst, reservation, lambda: capacity(inst, reservation))  # type: ignore[arg-type]
     sh = cap.shares
     assert sh is not None
-    shape, t_cpu, t_milli, t_gpus, allowed, counts, node_model = memo(
-        inst, "v3 workload", lambda: _workload(inst, cap))
-    kind, kinds = memo(inst, "v3 kinds", lambda: _kinds(inst, cap))
-    info, wl, ml, level, words = memo(inst, reservation + " v3 levels",
-                                      lambda: _levels(inst, cap, counts.size))
+    shape, t_cpu, t_milli, t_gpus, allowed, counts, node_model = _workload(inst, cap)
+    kind, kinds = _kinds(inst, cap)
+    info, wl, ml, level, words = _levels(inst, cap, counts.size)
     st = SharesArrays(
         sizes=cap.sizes, node_cap=cap.node_cap, gpu_offset=sh.gpu_offset, eligible=sh.eligible,
         job_milli=sh.job_milli, job_cpu=sh.job_cpu, job_memory=sh.job_memory,
         node_model=node_model, job_shape=shape, shape_cpu=t_cpu, shape_milli=t_milli,
         shape_gpus=t_gpus, shape_models=allowed,
-        node_class=memo(inst, reservation + " v3 classes", lambda: _classes(cap, node_model)),
+        node_class=_classes(cap, node_model),
         largest=_readonly(np.array([cap.sizes.max(), _widest(inst)], dtype=np.int64)),
         job_kind=kind, num_kinds=kinds, level_info=info, whole_levels=wl, share_levels=ml,
         job_level=level, eligible_words=words)
+    def build() -> np.ndarray:
+        return _empty(cap, counts, info, wl)
+
     T = cap.horizon
-    if (int(info[0]) + (int(info[1]) + int(info[2])) * int(info[3])) * T * 8 <= _MEMO_BYTES:
-        rows = memo(inst, reservation + " v3 rows",
-                    lambda: _readonly(_empty(cap, counts, info, wl))).copy()
-    else:
-        rows = _empty(cap, counts, info, wl)
-    return rows, st
+    small = (int(info[0]) + (int(info[1]) + int(info[2])) * int(info[3])) * T * 8 <= _MEMO_BYTES
+    return st, _readonly(build()) if small else None, build
 
 
 def _workload(inst: Instance, cap: Capacity) -> tuple[np.ndarray, ...]:

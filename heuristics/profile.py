@@ -25,8 +25,6 @@ per-slot versions that the tests hold these to.
 from __future__ import annotations
 
 import logging
-import weakref
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,6 +32,7 @@ import numpy as np
 from instances import Instance
 from instances.capacity import Capacity, capacity, lexicographic_subset
 
+from .memo import memo
 from .placement import check_placement, choose, frag_table
 
 __all__ = [
@@ -47,7 +46,6 @@ __all__ = [
     "fit",
     "fits_now",
     "hinted_fit",
-    "memo",
     "new_counts_profile",
     "node_fit",
     "node_fits_now",
@@ -65,7 +63,6 @@ _NO_FRAG = np.zeros((1, 1), dtype=np.int64)
 _NO_FRAG.flags.writeable = False
 _ONE_LEVEL = np.ones(1, dtype=np.int64)
 _ONE_LEVEL.flags.writeable = False
-_MEMO: dict[tuple[int, str], tuple[weakref.ref[Instance], Any]] = {}
 _MEMO_BYTES = 4 * 2**20
 """The largest empty profile's rows kept per instance (a larger one is built at each call)."""
 
@@ -306,22 +303,6 @@ def _words(flags: np.ndarray, axis: int = 0) -> np.ndarray:
     bits[:K] = flags
     bits = bits.reshape(-1, 64, *flags.shape[1:]) << np.arange(64).reshape(64, *[1] * (flags.ndim - 1))
     return np.moveaxis(np.bitwise_or.reduce(bits, axis=1), 0, axis)
-
-
-def memo(inst: Instance, key: str, build: Callable[[], Any]) -> Any:
-    """``build()`` once per live instance and ``key`` (an instance never changes).
-
-    :func:`instances.capacity` and the empty rows of a profile take about as
-    long as a list pass on a small instance; the entry goes with the instance.
-    Shared by the states of every model version (a key names what it holds).
-    """
-    k = (id(inst), key)
-    hit = _MEMO.get(k)
-    if hit is not None and hit[0]() is inst:
-        return hit[1]
-    value = build()
-    _MEMO[k] = (weakref.ref(inst, lambda _, k=k: _MEMO.pop(k, None)), value)  # type: ignore[misc]
-    return value
 
 
 def earliest_fit(free: np.ndarray, g: int, p: int, lo: int, hi: int) -> int:
