@@ -23,6 +23,8 @@ loop.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -241,6 +243,52 @@ def _whole_nodes(sizes: np.ndarray, nodes: np.ndarray, nn: int, g: int, chosen: 
     return lexicographic_subset(sizes, nodes, nn, g, chosen, tmp, reach)
 
 
+class _Ask(NamedTuple):
+    """What a job asks of a search (numba compiles it as a tuple of integers)."""
+
+    j: int
+    """The job."""
+    g: int
+    """Its GPUs."""
+    p: int
+    """Its run (slots)."""
+    m: int
+    """Its ``gpu_milli`` (:data:`FULL`: whole GPUs)."""
+    cpu: int
+    """Its ``cpu_milli``."""
+    mem: int
+    """Its ``memory_mib``."""
+    kind: int
+    """The level rows it is scanned by (:func:`_scan`; 2: it takes whole nodes)."""
+    level: int
+    """Its level in those rows."""
+
+
+class _Work(NamedTuple):
+    """The rows of :func:`new_scratch` a search works in (views, made once per search)."""
+
+    nxt: np.ndarray
+    """Per node, the earliest start it may fit from."""
+    gmin: np.ndarray
+    """Per GPU of the node read, its least free milli over the run (then the nodes of the
+    whole-node set chosen)."""
+    tmp: np.ndarray
+    """Best-fit's room per candidate (:data:`UNREAD`: not read, or ruled out); the subset
+    search's bit sets."""
+    ok: np.ndarray
+    """Per GPU of the node read: ``-1`` if the job may take it, else the first slot it may not."""
+    seen: np.ndarray
+    """Per node class: an untouched node of it was scored at this start."""
+    scratch: np.ndarray
+    """The whole scratch (frag's rows 5 and 6, the subset search's table from row 7)."""
+    nodes: np.ndarray
+    """:func:`find`'s ``nodes``: the candidates at a start, then the nodes taken."""
+    gpus: np.ndarray
+    """:func:`find`'s ``gpus``: the GPUs taken (first the words of the level rows' AND)."""
+    counts: np.ndarray
+    """Frag: the jobs still to place per workload shape (:func:`counts_of`; else ``nodes``)."""
+
+
 @njit(cache=True, nogil=True, inline="always")
 def find(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: int, lo: int, hi: int,
          nodes: np.ndarray, gpus: np.ndarray, scratch: np.ndarray) -> tuple[int, int, int]:
@@ -267,179 +315,243 @@ def find(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: int, 
               lo, hi, st.eligible_words, j)
     if c < 0:  # (the common rejection, before the rest is unpacked)
         return -1, 0, 0
-    return _search(rows, st, rule, j, g, p, lo, c, hi, kind, nodes, gpus, scratch)
+    ask = _Ask(j, g, p, m, st.job_cpu[j], st.job_memory[j], kind, st.job_level[j])
+    counts = counts_of(rows, st) if rule == 2 else nodes  # (a view: made only where read)
+    work = _Work(scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch, nodes, gpus,
+                 counts)
+    return _search(rows, st, rule, ask, lo, c, hi, work)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _search(rows: np.ndarray, st: SharesArrays, rule: int, j: int, g: int, p: int, lo: int, c: int,
-            hi: int, kind: int, nodes: np.ndarray, gpus: np.ndarray,
-            scratch: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover
-    """:func:`find` from ``c``, the first start the level rows allow."""
-    sizes, cap, goff, elig = st.sizes, st.node_cap, st.gpu_offset, st.eligible
-    milli, cpu, mem, model = st.job_milli, st.job_cpu, st.job_memory, st.node_model
-    t_cpu, t_milli, t_gpus, t_allowed = st.shape_cpu, st.shape_milli, st.shape_gpus, st.shape_models
-    cls = st.node_class
-    info, lev, ew = st.level_info, st.job_level[j], st.eligible_words
-    K: int = sizes.shape[0]
-    NG = goff[K]
-    _, _, CP, _, GB, C = layout(K, NG)
-    m, cj, mj = milli[j], cpu[j], mem[j]
-    many = kind == 2
-    nxt = scratch[0]
-    gmin = scratch[1]
-    tmp = scratch[2]
-    ok = scratch[3]
-    seen = scratch[4]
-    counts = counts_of(rows, st) if rule == 2 else nodes  # (a view: made only where read)
+def _search(rows: np.ndarray, st: SharesArrays, rule: int, ask: _Ask, lo: int, c: int, hi: int,
+            work: _Work) -> tuple[int, int, int]:  # pragma: no cover
+    """:func:`find` from ``c``, the first start the level rows allow: the nodes tried at each
+    start (:func:`_on_whole_nodes`, :func:`_on_one_node`), the next start from the earliest
+    any node may fit from (``work.nxt``)."""
+    K: int = st.sizes.shape[0]
+    C = layout(K, st.gpu_offset[K])[5]
     for k in range(K):
-        nxt[k] = lo
-    every = rule == 2  # (frag measures every GPU; best-fit reads only those that fit)
+        work.nxt[k] = lo
     while True:
-        nextc = hi
-        if many:
-            nv = K
+        if ask.kind == 2:
+            got, nextc = _on_whole_nodes(rows, st, ask, c, hi, work)
+            if got > 0:
+                return c, got, 0
         else:  # the nodes the level rows let in (into nodes; gpus as the AND's words): of the
             # others nothing is known, so c + 1 next
-            nv, nextc = _candidates(rows, info, kind, lev, c, p, ew, j, gpus, nodes)
-        best = -1
-        best_gpu = -1
-        best_room = 0
-        best_delta = 0.0
-        nn = 0
-        if rule > 0:
-            for k in range(K):
-                seen[cls[k]] = 0
-        lazy = rule == 1 and not many  # best-fit: rooms first, GPUs read best room first
-        if lazy:
-            for q in range(nv):
-                tmp[q] = UNREAD
-        for q in range(nv):
-            k = q if many else nodes[q]
-            if many and not elig[j, k]:
-                continue
-            if nxt[k] > c:
-                nextc = min(nextc, nxt[k])
-                continue
-            if rule > 0 and not many:  # a node untouched over the run: the first of its class only
-                # (repeat_of_class written out: called here, the pass runs about 2x slower)
-                untouched = True
-                for u in range(c, c + p):
-                    if rows[1 + k, u] != cap[k]:
-                        untouched = False
-                        break
-                if untouched:
-                    if seen[cls[k]]:
-                        continue
-                    seen[cls[k]] = 1
-            if many:
-                if cap[k] < sizes[k]:
-                    nxt[k] = hi
-                    continue
-                u = node_fail(rows, K, k, c, p, True, sizes[k], FULL, 0, 0)
-                if u >= 0:
-                    nxt[k] = u + 1
-                    nextc = min(nextc, u + 1)
-                    continue
-                nodes[nn] = k  # wholly free over the run; the set is chosen below
-                nn += 1
-                continue
-            u = host_fail(rows, K, k, c, p, cj, mj)  # (its GPUs: the level rows let it in)
-            if u >= 0:
-                nxt[k] = u + 1
-                nextc = min(nextc, u + 1)
-                continue
-            if lazy:
-                tmp[q] = _node_room(rows, GB - K + k, c, p) - g * m
-                continue
-            ng = goff[k + 1] - goff[k]
-            r0 = GB + goff[k]
-            enough = ng if every else g
-            have = read_gpus(rows, r0, ng, c, p, m, every, gmin, ok, enough)
-            if have < g:
-                nxt[k] = max(c + 1, _retry(ok, ng, g, have))
-                nextc = min(nextc, nxt[k])
-                continue
-            if rule == 0:
-                best = k
-                break
-            room = _node_room(rows, GB - K + k, c, p) - g * m
-            gpu = -1  # (only frag scores here: best-fit reads its nodes below)
-            delta = 0.0
-            if rule == 2:
-                cmin = rows[CP + k, c]
-                for u in range(c, c + p):
-                    cmin = min(cmin, rows[CP + k, u])
-                before = node_frag_shapes(cmin, gmin[:ng], model[k], t_cpu, t_milli, t_gpus,
-                                          t_allowed, counts, scratch[5], scratch[6])
-                if m == FULL:  # (g GPUs wholly free over the run go to 0)
-                    delta = moved_frag(cmin - cj, gmin[:ng], g, FULL, 0, model[k], t_cpu,
-                                       t_milli, t_gpus, t_allowed, counts, scratch[5],
-                                       scratch[6]) - before
-                else:  # FGD's choice of GPU for a share: the least fragmentation after it
-                    gpu = -1
-                    for i in range(ng):
-                        if ok[i] >= 0:
-                            continue
-                        if equal_earlier(gmin, ok, False, i):  # (it measures the same)
-                            continue
-                        d = moved_frag(cmin - cj, gmin[:ng], 1, gmin[i], gmin[i] - m, model[k],
-                                       t_cpu, t_milli, t_gpus, t_allowed, counts, scratch[5],
-                                       scratch[6]) - before
-                        if gpu < 0 or d < delta or (d == delta and gmin[i] < gmin[gpu]):
-                            gpu, delta = i, d
-            if best < 0 or (rule == 2 and (
-                    delta < best_delta or (delta == best_delta and room < best_room))):
-                best, best_gpu, best_room, best_delta = k, gpu, room, delta
-        while lazy:  # the least room first (ties: the earlier node) whose GPUs take the job
-            qb = -1
-            for q in range(nv):
-                if tmp[q] < UNREAD and (qb < 0 or tmp[q] < tmp[qb]):
-                    qb = q
-            if qb < 0:
-                break
-            k = nodes[qb]
-            ng = goff[k + 1] - goff[k]
-            have = read_gpus(rows, GB + goff[k], ng, c, p, m, False, gmin, ok,
-                              ng if m < FULL else g)
-            if have < g:
-                nxt[k] = max(c + 1, _retry(ok, ng, g, have))
-                nextc = min(nextc, nxt[k])
-                tmp[qb] = UNREAD
-                continue
-            best = k
-            if m < FULL:  # the GPU left with the least room over the run
-                for i in range(ng):
-                    if ok[i] < 0 and (best_gpu < 0 or gmin[i] < gmin[best_gpu]):
-                        best_gpu = i
-            break
-        if many and nn > 0:
-            chosen = scratch[1]
-            got = _whole_nodes(sizes, nodes, nn, g, chosen, tmp, scratch)
-            if got > 0:
-                for e in range(got):
-                    nodes[e] = chosen[e]
-                return c, got, 0
-            for e in range(nn):  # no set sums to g here: try later
-                nxt[nodes[e]] = c + 1
-            nextc = min(nextc, c + 1)
-        elif best >= 0:
-            k = best
-            ng = goff[k + 1] - goff[k]
-            if rule == 2:  # (frag read other nodes after it; the others stopped right there)
-                read_gpus(rows, GB + goff[k], ng, c, p, m, False, gmin, ok, g)
-            nodes[0] = k
-            if m < FULL:
-                if best_gpu < 0:
-                    for i in range(ng):
-                        if ok[i] < 0:
-                            best_gpu = i
-                            break
-                gpus[0] = best_gpu
-                return c, 1, 1
-            return c, 1, lowest_free(ok, ng, g, gpus)
+            nv, nextc = _candidates(rows, st.level_info, ask.kind, ask.level, c, ask.p,
+                                    st.eligible_words, ask.j, work.gpus, work.nodes)
+            best, best_gpu, nextc = _on_one_node(rows, st, rule, ask, c, nv, nextc, work)
+            if best >= 0:
+                return _placed(rows, st, rule, ask, c, best, best_gpu, work)
         c = max(c + 1, nextc)
-        if c + p > hi:
+        if c + ask.p > hi:
             return -1, 0, 0
-        c = _scan(rows, C, info, kind, lev, g, p, c, hi, ew, j)
+        c = _scan(rows, C, st.level_info, ask.kind, ask.level, ask.g, ask.p, c, hi,
+                  st.eligible_words, ask.j)
         if c < 0:
             return -1, 0, 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _on_whole_nodes(rows: np.ndarray, st: SharesArrays, ask: _Ask, c: int, hi: int,
+                    work: _Work) -> tuple[int, int]:  # pragma: no cover
+    """A job on whole nodes at ``c``: the lexicographically smallest set of eligible nodes
+    wholly free over the run summing to its GPUs, into ``work.nodes``, its size (0: none), and
+    the next start to try. A node that fails from a slot on is not tried before the slot
+    after it (``work.nxt``)."""
+    K: int = st.sizes.shape[0]
+    sizes, cap, nxt, nodes = st.sizes, st.node_cap, work.nxt, work.nodes
+    nextc = hi
+    nn = 0
+    for k in range(K):
+        if not st.eligible[ask.j, k]:
+            continue
+        if nxt[k] > c:
+            nextc = min(nextc, nxt[k])
+            continue
+        if cap[k] < sizes[k]:
+            nxt[k] = hi
+            continue
+        u = node_fail(rows, K, k, c, ask.p, True, sizes[k], FULL, 0, 0)
+        if u >= 0:
+            nxt[k] = u + 1
+            nextc = min(nextc, u + 1)
+            continue
+        nodes[nn] = k  # wholly free over the run
+        nn += 1
+    if nn == 0:
+        return 0, nextc
+    chosen = work.gmin
+    got = _whole_nodes(sizes, nodes, nn, ask.g, chosen, work.tmp, work.scratch)
+    if got > 0:
+        for e in range(got):
+            nodes[e] = chosen[e]
+        return got, nextc
+    for e in range(nn):  # no set sums to g here: try later
+        nxt[nodes[e]] = c + 1
+    return 0, min(nextc, c + 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _on_one_node(rows: np.ndarray, st: SharesArrays, rule: int, ask: _Ask, c: int, nv: int,
+                 nextc: int, work: _Work) -> tuple[int, int, int]:  # pragma: no cover
+    """A one-node job at ``c`` on the ``nv`` candidates in ``work.nodes``: the node the rule
+    takes (-1: none), the GPU of a share there (-1: the first that may take it), and the next
+    start to try (at most ``nextc``). Per node: skipped before ``work.nxt``, and (best-fit,
+    frag) when untouched after an untouched node of its class; its CPU and memory; its GPUs
+    (first-fit takes the first that fits, frag scores each) or (best-fit) its room alone,
+    the GPUs read after, best room first (:func:`_least_room`)."""
+    K: int = st.sizes.shape[0]
+    GB = layout(K, st.gpu_offset[K])[4]
+    cap, cls, goff = st.node_cap, st.node_class, st.gpu_offset
+    g, p, m = ask.g, ask.p, ask.m
+    nxt, gmin, tmp, ok, seen, nodes = work.nxt, work.gmin, work.tmp, work.ok, work.seen, work.nodes
+    every = rule == 2  # (frag measures every GPU; best-fit reads only those that fit)
+    lazy = rule == 1  # best-fit: rooms first, GPUs read best room first
+    if rule > 0:
+        for k in range(K):
+            seen[cls[k]] = 0
+    if lazy:
+        for q in range(nv):
+            tmp[q] = UNREAD
+    best = -1
+    best_gpu = -1
+    best_room = 0
+    best_delta = 0.0
+    for q in range(nv):
+        k = nodes[q]
+        if nxt[k] > c:
+            nextc = min(nextc, nxt[k])
+            continue
+        if rule > 0:  # a node untouched over the run: the first of its class only
+            # (repeat_of_class written out: called here, the pass runs about 2x slower)
+            untouched = True
+            for u in range(c, c + p):
+                if rows[1 + k, u] != cap[k]:
+                    untouched = False
+                    break
+            if untouched:
+                if seen[cls[k]]:
+                    continue
+                seen[cls[k]] = 1
+        u = host_fail(rows, K, k, c, p, ask.cpu, ask.mem)  # (its GPUs: the level rows let it in)
+        if u >= 0:
+            nxt[k] = u + 1
+            nextc = min(nextc, u + 1)
+            continue
+        if lazy:
+            tmp[q] = _node_room(rows, GB - K + k, c, p) - g * m
+            continue
+        ng = goff[k + 1] - goff[k]
+        have = read_gpus(rows, GB + goff[k], ng, c, p, m, every, gmin, ok, ng if every else g)
+        if have < g:
+            nxt[k] = max(c + 1, _retry(ok, ng, g, have))
+            nextc = min(nextc, nxt[k])
+            continue
+        if rule == 0:
+            return k, -1, nextc
+        room = _node_room(rows, GB - K + k, c, p) - g * m
+        gpu = -1  # (only frag scores here: best-fit reads its nodes below)
+        delta = 0.0
+        if rule == 2:
+            gpu, delta = _frag_growth(rows, st, ask, k, ng, c, work)
+        if best < 0 or (rule == 2 and (
+                delta < best_delta or (delta == best_delta and room < best_room))):
+            best, best_gpu, best_room, best_delta = k, gpu, room, delta
+    if lazy:
+        return _least_room(rows, st, ask, c, nv, nextc, work)
+    return best, best_gpu, nextc
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _frag_growth(rows: np.ndarray, st: SharesArrays, ask: _Ask, k: int, ng: int, c: int,
+                 work: _Work) -> tuple[int, float]:  # pragma: no cover
+    """Frag on node ``k`` (its ``ng`` GPUs read: ``work.gmin``, ``work.ok``): the growth of its
+    fragmentation for the jobs still to place (``work.counts``) when the job runs there over
+    ``c .. c + p - 1``, and for a share FGD's choice of GPU (the least growth after it)."""
+    K: int = st.sizes.shape[0]
+    CP = layout(K, st.gpu_offset[K])[2]
+    model, t_cpu, t_milli = st.node_model[k], st.shape_cpu, st.shape_milli
+    t_gpus, t_allowed = st.shape_gpus, st.shape_models
+    gmin, ok, scratch, counts = work.gmin, work.ok, work.scratch, work.counts
+    m, cj = ask.m, ask.cpu
+    cmin = rows[CP + k, c]
+    for u in range(c, c + ask.p):
+        cmin = min(cmin, rows[CP + k, u])
+    before = node_frag_shapes(cmin, gmin[:ng], model, t_cpu, t_milli, t_gpus, t_allowed, counts,
+                              scratch[5], scratch[6])
+    if m == FULL:  # (g GPUs wholly free over the run go to 0)
+        return -1, moved_frag(cmin - cj, gmin[:ng], ask.g, FULL, 0, model, t_cpu, t_milli, t_gpus,
+                              t_allowed, counts, scratch[5], scratch[6]) - before
+    gpu = -1  # FGD's choice of GPU for a share: the least fragmentation after it
+    delta = 0.0
+    for i in range(ng):
+        if ok[i] >= 0:
+            continue
+        if equal_earlier(gmin, ok, False, i):  # (it measures the same)
+            continue
+        d = moved_frag(cmin - cj, gmin[:ng], 1, gmin[i], gmin[i] - m, model, t_cpu, t_milli,
+                       t_gpus, t_allowed, counts, scratch[5], scratch[6]) - before
+        if gpu < 0 or d < delta or (d == delta and gmin[i] < gmin[gpu]):
+            gpu, delta = i, d
+    return gpu, delta
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _least_room(rows: np.ndarray, st: SharesArrays, ask: _Ask, c: int, nv: int, nextc: int,
+                work: _Work) -> tuple[int, int, int]:  # pragma: no cover
+    """Best-fit's choice among the candidates whose rooms :func:`_on_one_node` read
+    (``work.tmp``): the least room first (ties: the earlier node) whose GPUs take the job,
+    as :func:`_on_one_node` returns it."""
+    K: int = st.sizes.shape[0]
+    GB = layout(K, st.gpu_offset[K])[4]
+    goff = st.gpu_offset
+    g, m = ask.g, ask.m
+    nxt, gmin, tmp, ok = work.nxt, work.gmin, work.tmp, work.ok
+    while True:
+        qb = -1
+        for q in range(nv):
+            if tmp[q] < UNREAD and (qb < 0 or tmp[q] < tmp[qb]):
+                qb = q
+        if qb < 0:
+            return -1, -1, nextc
+        k = work.nodes[qb]
+        ng = goff[k + 1] - goff[k]
+        have = read_gpus(rows, GB + goff[k], ng, c, ask.p, m, False, gmin, ok,
+                         ng if m < FULL else g)
+        if have < g:
+            nxt[k] = max(c + 1, _retry(ok, ng, g, have))
+            nextc = min(nextc, nxt[k])
+            tmp[qb] = UNREAD
+            continue
+        best_gpu = -1
+        if m < FULL:  # the GPU left with the least room over the run
+            for i in range(ng):
+                if ok[i] < 0 and (best_gpu < 0 or gmin[i] < gmin[best_gpu]):
+                    best_gpu = i
+        return k, best_gpu, nextc
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _placed(rows: np.ndarray, st: SharesArrays, rule: int, ask: _Ask, c: int, k: int,
+            best_gpu: int, work: _Work) -> tuple[int, int, int]:  # pragma: no cover
+    """:func:`find`'s answer for a one-node job on node ``k`` at ``c``: the node into
+    ``work.nodes``, its GPUs into ``work.gpus`` (a share: ``best_gpu``, or the first that may
+    take it)."""
+    K: int = st.sizes.shape[0]
+    GB = layout(K, st.gpu_offset[K])[4]
+    ng = st.gpu_offset[k + 1] - st.gpu_offset[k]
+    ok = work.ok
+    if rule == 2:  # (frag read other nodes after it; the others stopped right there)
+        read_gpus(rows, GB + st.gpu_offset[k], ng, c, ask.p, ask.m, False, work.gmin, ok, ask.g)
+    work.nodes[0] = k
+    if ask.m < FULL:
+        if best_gpu < 0:
+            for i in range(ng):
+                if ok[i] < 0:
+                    best_gpu = i
+                    break
+        work.gpus[0] = best_gpu
+        return c, 1, 1
+    return c, 1, lowest_free(ok, ng, ask.g, work.gpus)
