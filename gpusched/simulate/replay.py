@@ -20,7 +20,7 @@ import numpy as np
 
 import gpusched
 from heuristics.shares import new_place, place_width, schedule_of
-from instances import Instance, Scenario, Schedule, Service, actual_instance, evaluate
+from instances import Instance, Metrics, Scenario, Schedule, Service, actual_instance, evaluate
 from milp.gpus import gpu_indices
 
 from .occupancy import occupancy
@@ -170,6 +170,19 @@ def simulate(
     """
     t_start = time.perf_counter()
     replan, headroom, _ = check_policy(replan, headroom, preempt)
+    _check_inputs(inst, scenario, clairvoyant)
+    day = _Replay(inst, scenario, method, method_params, replan, headroom, preempt)
+    day.run()
+    schedule, metrics = day.outcome()
+    runtime = time.perf_counter() - t_start
+    cb = _bound(inst, scenario, clairvoyant, bound_time_limit)
+    return _result(day, schedule, metrics, runtime, cb)
+
+
+def _check_inputs(inst: Instance, scenario: Any, clairvoyant: Any) -> None:
+    """A ``ValueError`` for a scenario that is not one or does not fit ``inst``, or a
+    ``clairvoyant`` that is neither a bool nor a bound of this instance, scenario and
+    objective."""
     if not isinstance(scenario, Scenario):
         raise ValueError(f"scenario: must be a Scenario, got {type(scenario).__name__}")
     scenario.validate(inst)
@@ -181,154 +194,207 @@ def simulate(
     elif not isinstance(clairvoyant, bool):
         raise ValueError(f"clairvoyant: must be true, false or a ClairvoyantBound, got {clairvoyant!r}")
 
-    G, T, n = inst.num_gpus, inst.horizon, inst.num_jobs
-    actual = scenario.demand(inst)
-    a_total = actual.sum(axis=0).tolist() if actual.size else [0] * T
-    planner = Planner(inst, actual, headroom)
-    checked = actual_instance(inst, scenario)
-    occ = occupancy(inst, checked, planner.cap)
-    # a job's GPU amount in milli (g_j gpu_milli_j): what a preempted run loses per slot
-    milli = (inst.gpus * np.array([j.gpu_milli for j in inst.jobs], dtype=np.int64)).tolist()
-    dur = inst.durations.tolist()
-    prio = inst.priorities.tolist()
-    names = [j.name for j in inst.jobs]
 
-    state = np.zeros(n, dtype=np.int8)
-    start = np.full(n, -1, dtype=np.int64)
-    end = np.full(n, -1, dtype=np.int64)
-    running: list[int] = []
-    batch = np.zeros(T, dtype=np.int64)
-    unserved = np.zeros(T, dtype=np.int64)
-    preempted_at = np.zeros(T, dtype=np.int64)
-    started_at = np.zeros(T, dtype=np.int64)
-    events: list[tuple[int, str]] = []
-    # each job's placement as its plan gave it, and where each running and each
-    # completed job is
-    planned_on: dict[int, Where] = {}
-    on_nodes: dict[int, Where] = {}
-    done_on: dict[int, Where] = {}
-    lost_milli = 0
-    missed = 0
-    plans = 0
-    plan_time = 0.0
-    planned_value = 0.0
-    by_slot: dict[int, list[int]] = {}
+class _Replay:
+    """One day replayed: the set-up (:meth:`__init__`), the slots by re-planning epoch
+    (:meth:`run`), what each slot does (:meth:`_complete`, :meth:`_plan`, :meth:`_serve`,
+    :meth:`_start_planned`), and what was realized (:meth:`outcome`)."""
 
-    for t in range(T):
-        # 0. completions, then the plan of this slot
-        if running:
-            still = [j for j in running if end[j] > t]
-            if len(still) < len(running):
-                for j in running:
-                    if end[j] <= t:
-                        state[j] = DONE
-                        occ.stop(j, t)
-                        done_on[j] = on_nodes.pop(j)
-                running = still
-        if t == 0 or (replan is not None and t % replan == 0):
-            waiting = state == WAITING
-            by_slot = {}
-            if waiting.any():
-                plan = planner.build(t, waiting, planner.held(t, running, end, on_nodes))
-                if plan.instance is not None and plan.instance.num_jobs:
-                    res = gpusched.solve(plan.instance, method, **method_params)
-                    if str(res.status) == "error":
-                        logger.warning("plan at slot %d: %s failed: %s", t, method, res.message)
-                    plan_time += res.runtime_s
-                    starts = res.schedule.to_array(plan.instance)
-                    for k in np.flatnonzero(starts >= 0).tolist():
-                        by_slot.setdefault(int(starts[k]), []).append(int(plan.jobs[k]))
-                    # only the starts before the next plan are ever looked at
-                    until = T if replan is None else t + replan
-                    planned_on = _plan_placements(inst, plan, res.schedule, starts, until, method)
-                    if t == 0:
-                        planned_value = res.value
-                    plans += 1
-            for lst in by_slot.values():
-                lst.sort()
-        a = a_total[t]
-        # 1. inference first
-        if a + occ.busy(t) > G:
-            if preempt:
-                while a + occ.busy(t) > G:
-                    v = min(running, key=lambda j: (prio[j], -start[j], -j))
-                    running.remove(v)
-                    occ.stop(v, t)
-                    on_nodes.pop(v)
-                    lost_milli += milli[v] * (t - int(start[v]))
-                    state[v] = WAITING
-                    preempted_at[t] += 1
-                    events.append((t, names[v]))
-            else:
-                unserved[t] = a + occ.busy(t) - G
-        # 2. the plan's starts at t, in job-list order, each if it fits now
-        for j in by_slot.get(t, ()):
-            if state[j] != WAITING:  # pragma: no cover - a plan only holds waiting jobs
+    def __init__(self, inst: Instance, scenario: Scenario, method: str,
+                 method_params: dict[str, Any], replan: int | None, headroom: float,
+                 preempt: bool) -> None:
+        self.inst, self.method, self.method_params = inst, method, method_params
+        self.replan, self.headroom, self.preempt = replan, headroom, preempt
+        G, T, n = inst.num_gpus, inst.horizon, inst.num_jobs
+        self.G, self.T = G, T
+        self.scenario_meta = scenario.meta
+        self.actual = scenario.demand(inst)
+        self.a_total: list[int] = (self.actual.sum(axis=0).tolist() if self.actual.size
+                                   else [0] * T)
+        self.planner = Planner(inst, self.actual, headroom)
+        self.checked = actual_instance(inst, scenario)
+        self.occ = occupancy(inst, self.checked, self.planner.cap)
+        # a job's GPU amount in milli (g_j gpu_milli_j): what a preempted run loses per slot
+        self.milli = (inst.gpus * np.array([j.gpu_milli for j in inst.jobs], dtype=np.int64)
+                      ).tolist()
+        self.dur = inst.durations.tolist()
+        self.prio = inst.priorities.tolist()
+        self.names = [j.name for j in inst.jobs]
+        self.state = np.zeros(n, dtype=np.int8)
+        self.start = np.full(n, -1, dtype=np.int64)
+        self.end = np.full(n, -1, dtype=np.int64)
+        self.running: list[int] = []
+        self.batch = np.zeros(T, dtype=np.int64)
+        self.unserved = np.zeros(T, dtype=np.int64)
+        self.preempted_at = np.zeros(T, dtype=np.int64)
+        self.started_at = np.zeros(T, dtype=np.int64)
+        self.events: list[tuple[int, str]] = []
+        # each job's placement as its plan gave it, and where each running and each
+        # completed job is
+        self.planned_on: dict[int, Where] = {}
+        self.on_nodes: dict[int, Where] = {}
+        self.done_on: dict[int, Where] = {}
+        self.lost_milli = 0
+        self.missed = 0
+        self.plans = 0
+        self.plan_time = 0.0
+        self.planned_value = 0.0
+        self.by_slot: dict[int, list[int]] = {}
+
+    def run(self) -> None:
+        """Every slot, one re-planning epoch after another (the whole day without ``replan``):
+        at an epoch's first slot the completions, then the plan; then at every slot of it the
+        completions, inference and the plan's starts. The jobs still running at the end
+        complete (each ends by its deadline, so by the horizon)."""
+        T = self.T
+        step = max(T if self.replan is None else self.replan, 1)
+        for t0 in range(0, T, step):
+            for t in range(t0, min(t0 + step, T)):
+                self._complete(t)
+                if t == t0:
+                    self._plan(t)
+                self._serve(t)
+                self._start_planned(t)
+                self.batch[t] = self.occ.busy(t)
+        for j in self.running:
+            self.state[j] = DONE
+            self.done_on[j] = self.on_nodes[j]
+
+    def _complete(self, t: int) -> None:
+        """The running jobs that end by ``t`` complete."""
+        if not self.running:
+            return
+        still = [j for j in self.running if self.end[j] > t]
+        if len(still) < len(self.running):
+            for j in self.running:
+                if self.end[j] <= t:
+                    self.state[j] = DONE
+                    self.occ.stop(j, t)
+                    self.done_on[j] = self.on_nodes.pop(j)
+            self.running = still
+
+    def _plan(self, t: int) -> None:
+        """The plan of slot ``t`` for the waiting jobs: the method's starts before the next
+        plan, by slot (in job-list order), and the placements they keep."""
+        self.by_slot = {}
+        waiting = self.state == WAITING
+        if waiting.any():
+            planner = self.planner
+            plan = planner.build(t, waiting, planner.held(t, self.running, self.end,
+                                                          self.on_nodes))
+            if plan.instance is not None and plan.instance.num_jobs:
+                res = gpusched.solve(plan.instance, self.method, **self.method_params)
+                if str(res.status) == "error":
+                    logger.warning("plan at slot %d: %s failed: %s", t, self.method, res.message)
+                self.plan_time += res.runtime_s
+                starts = res.schedule.to_array(plan.instance)
+                for k in np.flatnonzero(starts >= 0).tolist():
+                    self.by_slot.setdefault(int(starts[k]), []).append(int(plan.jobs[k]))
+                # only the starts before the next plan are ever looked at
+                until = self.T if self.replan is None else t + self.replan
+                self.planned_on = _plan_placements(self.inst, plan, res.schedule, starts, until,
+                                                   self.method)
+                if t == 0:
+                    self.planned_value = res.value
+                self.plans += 1
+        for lst in self.by_slot.values():
+            lst.sort()
+
+    def _serve(self, t: int) -> None:
+        """Inference first: preempt running jobs (lowest priority, latest start first) until
+        the actual demand fits, or (without ``preempt``) count what does not."""
+        a, G, occ = self.a_total[t], self.G, self.occ
+        if a + occ.busy(t) <= G:
+            return
+        if not self.preempt:
+            self.unserved[t] = a + occ.busy(t) - G
+            return
+        prio, start = self.prio, self.start
+        while a + occ.busy(t) > G:
+            v = min(self.running, key=lambda j: (prio[j], -start[j], -j))
+            self.running.remove(v)
+            occ.stop(v, t)
+            self.on_nodes.pop(v)
+            self.lost_milli += self.milli[v] * (t - int(start[v]))
+            self.state[v] = WAITING
+            self.preempted_at[t] += 1
+            self.events.append((t, self.names[v]))
+
+    def _start_planned(self, t: int) -> None:
+        """The plan's starts at ``t``, in job-list order, each if it fits now (else missed)."""
+        a = self.a_total[t]
+        for j in self.by_slot.get(t, ()):
+            if self.state[j] != WAITING:  # pragma: no cover - a plan only holds waiting jobs
                 continue
-            where = planned_on[j]
-            if occ.fits(j, where, t, a):
-                occ.start(j, where, t)
-                on_nodes[j] = where
-                state[j] = RUNNING
-                start[j] = t
-                end[j] = t + dur[j]
-                running.append(j)
-                started_at[t] += 1
+            where = self.planned_on[j]
+            if self.occ.fits(j, where, t, a):
+                self.occ.start(j, where, t)
+                self.on_nodes[j] = where
+                self.state[j] = RUNNING
+                self.start[j] = t
+                self.end[j] = t + self.dur[j]
+                self.running.append(j)
+                self.started_at[t] += 1
             else:
-                missed += 1
-        batch[t] = occ.busy(t)
-    for j in running:  # every started job ends by its deadline, so by T
-        state[j] = DONE
-        done_on[j] = on_nodes[j]
+                self.missed += 1
 
-    schedule = _realized(inst, planner, start, done_on)
-    if not preempt and unserved.any():
-        checked = _served_instance(inst, actual, unserved)
-    metrics = evaluate(checked, schedule)
-    runtime = time.perf_counter() - t_start
+    def outcome(self) -> tuple[Schedule, Metrics]:
+        """The completed runs as a schedule and its metrics on the actual demand (the demand
+        served, when inference went unserved)."""
+        schedule = _realized(self.inst, self.planner, self.start, self.done_on)
+        checked = self.checked
+        if not self.preempt and self.unserved.any():
+            checked = _served_instance(self.inst, self.actual, self.unserved)
+        return schedule, evaluate(checked, schedule)
 
-    cb = _bound(inst, scenario, clairvoyant, bound_time_limit)
-    total_unserved = int(unserved.sum())
+
+def _result(day: _Replay, schedule: Schedule, metrics: Metrics, runtime: float,
+            cb: ClairvoyantBound | None) -> SimResult:
+    """The :class:`SimResult` of a replayed day."""
+    inst = day.inst
+    total_unserved = int(day.unserved.sum())
+    lost = day.lost_milli
+    a_total = np.asarray(day.a_total, dtype=np.int64)
     return SimResult(
         instance=inst.name,
-        method=method,
-        method_params=method_params,
-        replan=replan,
-        headroom=headroom,
-        preempt=preempt,
-        scenario_meta=scenario.meta,
+        method=day.method,
+        method_params=day.method_params,
+        replan=day.replan,
+        headroom=day.headroom,
+        preempt=day.preempt,
+        scenario_meta=day.scenario_meta,
         realized_value=metrics.value,
-        planned_value=float(planned_value),
-        preemptions=len(events),
-        lost_gpu_slots=lost_milli // 1000 if lost_milli % 1000 == 0 else lost_milli / 1000,
+        planned_value=float(day.planned_value),
+        preemptions=len(day.events),
+        lost_gpu_slots=lost // 1000 if lost % 1000 == 0 else lost / 1000,
         unserved_gpu_slots=total_unserved,
         utilization=metrics.utilization,
         clairvoyant_bound=None if cb is None else cb.bound,
         clairvoyant_value=None if cb is None else cb.value,
         bound_status=None if cb is None else cb.status,
-        bound_applies=preempt or total_unserved == 0,
+        bound_applies=day.preempt or total_unserved == 0,
         jobs_completed=metrics.jobs_run,
         objective=inst.objective,
         mean_jct_hours=metrics.mean_jct_hours,
         jobs_censored=metrics.jobs_censored,
-        jobs_preempted=len({j for _, j in events}),
-        missed_starts=missed,
-        plans=plans,
-        plan_runtime_s=plan_time,
+        jobs_preempted=len({j for _, j in day.events}),
+        missed_starts=day.missed,
+        plans=day.plans,
+        plan_runtime_s=day.plan_time,
         runtime_s=runtime,
         bound_runtime_s=0.0 if cb is None else cb.runtime_s,
         schedule=schedule,
         metrics=metrics,
         timeline={
             "forecast": inst.total_demand.copy(),
-            "actual": np.asarray(a_total, dtype=np.int64),
-            "served": np.asarray(a_total, dtype=np.int64) - unserved,
-            "unserved": unserved,
-            "batch": batch,
-            "preempted": preempted_at,
-            "started": started_at,
+            "actual": a_total,
+            "served": a_total - day.unserved,
+            "unserved": day.unserved,
+            "batch": day.batch,
+            "preempted": day.preempted_at,
+            "started": day.started_at,
         },
-        events=tuple(events),
+        events=tuple(day.events),
     )
 
 
