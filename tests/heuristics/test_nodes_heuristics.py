@@ -214,7 +214,7 @@ def test_empty_profiles_are_fresh_and_forgotten_with_their_instance() -> None:
     """new_profile memoises per live instance: each call a fresh copy; the entries go with it."""
     import gc
 
-    from heuristics import profile as profile_module
+    from heuristics import memo as memo_module
 
     inst = _openb_like()
     a = new_profile(inst, "curve", "frag")
@@ -224,7 +224,7 @@ def test_empty_profiles_are_fresh_and_forgotten_with_their_instance() -> None:
     assert b.rows.tolist() != a.rows.tolist()  # a was used; b is empty again
     assert b.rows.tolist() == new_profile(inst, "curve", "first-fit").rows.tolist()
     key = id(inst)
-    assert any(k == key for k, _ in profile_module._MEMO)
+    assert any(k == key for k, _ in memo_module._MEMO)
     del inst, a, b
     gc.collect()
-    assert not any(k == key for k, _ in profile_module._MEMO)
+    assert not any(k == key for k, _ in memo_module._MEMO)
