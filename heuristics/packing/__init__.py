@@ -155,21 +155,29 @@ def place(packing: Packing, policy: Any, *, seed: int = 0, order: str = "arrival
 
 def _place_user(packing: Packing, entry: PlacementRule, seq: np.ndarray, order: str,
                 seed: int) -> PackRun:
-    """:func:`place` under a user's rule: compiled inside the loop, or called per pod."""
+    """:func:`place` under a user's rule: compiled inside the loop, or called per pod.
+
+    ``runtime_s`` counts the loop, as the
+    built-ins' does: not the pods' arrays built before it nor the GPU masks read after it.
+    """
     names = tuple(p.name for p in packing.pods)
-    t0 = time.perf_counter()
     models = tuple(tuple(p.gpu_models) for p in packing.pods)
+    a = packing.arrays
+    t0 = time.perf_counter()
     if entry.compiled:
         try:
-            node_of, gpus = run_compiled(entry, packing.arrays, names, seq)
+            node_of, mask = run_compiled(entry, a, names, seq)
         except CompiledRuleError:
             # the compiled loop cannot say on which pod the rule failed: the plain loop,
             # calling the same compiled rule pod by pod, names it (if it fails there too)
-            run_plain(entry, packing.arrays, names, models, seq)
+            run_plain(entry, a, names, models, seq)
             raise
+        runtime = own_seconds(t0)
+        gpus = gpu_lists(nodes_of(a), node_of, mask)
     else:
-        node_of, gpus = run_plain(entry, packing.arrays, names, models, seq)
-    return _checked(packing, entry.name, order, seed, seq, node_of, gpus, own_seconds(t0))
+        node_of, gpus = run_plain(entry, a, names, models, seq)
+        runtime = own_seconds(t0)
+    return _checked(packing, entry.name, order, seed, seq, node_of, gpus, runtime)
 
 
 def _checked(packing: Packing, policy: str, order: str, seed: int, seq: np.ndarray,
