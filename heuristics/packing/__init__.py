@@ -157,14 +157,15 @@ def _place_user(packing: Packing, entry: PlacementRule, seq: np.ndarray, order: 
                 seed: int) -> PackRun:
     """:func:`place` under a user's rule: compiled inside the loop, or called per pod.
 
-    ``runtime_s`` counts the loop, as the
+    A rule whose own ``gpus`` is Python runs in the plain loop even with a compiled score
+    (the compiled loop takes the default GPUs). ``runtime_s`` counts the loop, as the
     built-ins' does: not the pods' arrays built before it nor the GPU masks read after it.
     """
     names = tuple(p.name for p in packing.pods)
     models = tuple(tuple(p.gpu_models) for p in packing.pods)
     a = packing.arrays
     t0 = time.perf_counter()
-    if entry.compiled:
+    if entry.compiled and entry.gpus is None:
         try:
             node_of, mask = run_compiled(entry, a, names, seq)
         except CompiledRuleError:

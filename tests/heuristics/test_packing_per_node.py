@@ -95,3 +95,32 @@ def test_a_declared_compiled_rule_of_the_wrong_length_names_the_pod_and_the_rows
     with pytest.raises(ValueError, match=r"on job 'p0' \(index 0\): returned scores of the "
                                          r"wrong length, expected one per row of the view"):
         place(p, PerNode(_three))
+
+
+@njit(cache=True)
+def _zeros(view, job):  # type: ignore[no-untyped-def]  # pragma: no cover (compiled)
+    return np.zeros(view.gpus.shape[0])
+
+
+class LastGpus:
+    """Every node alike (the earliest wins), the highest-indexed GPUs that can host the pod."""
+
+    def __init__(self, score):  # type: ignore[no-untyped-def]
+        self.score = score
+
+    def gpus(self, view, job, node):  # type: ignore[no-untyped-def]
+        free = view.gpu_free_milli[node, : view.gpus[node]]
+        need = job.gpu_milli if job.gpus == 1 and job.gpu_milli < 1000 else 1000
+        return np.flatnonzero(free >= need)[::-1][: job.gpus].tolist()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_compiled_score_keeps_its_rules_own_gpus(seed):
+    # the compiled loop takes the default GPUs: a rule with its own gpus() runs in the plain
+    # loop, compiled score or not
+    p = random_packing(seed)
+    compiled = place(p, LastGpus(_zeros))
+    plain = place(p, LastGpus(lambda view, job: np.zeros(view.gpus.shape[0])))
+    assert compiled.placement.assign == plain.placement.assign
+    default = place(p, _zeros).placement.assign
+    assert compiled.placement.assign != default  # the GPUs differ from the default's
