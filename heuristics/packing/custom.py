@@ -197,7 +197,8 @@ def _scored_nodes(need: Need, j: int, nodes: Nodes, free: Free, types: Types, ro
         n = rows.node[r]
         rows.gpus[r], rows.cpu[r], rows.mem[r] = nodes.gpus[n], nodes.cpu[n], nodes.mem[n]
         rows.model[r], rows.free_cpu[r], rows.free_mem[r] = nodes.model[n], free.cpu[n], free.mem[n]
-        rows.left[r] = free.left[n]
+        for i in range(rows.left.shape[1]):  # (a row assigned whole ran slower)
+            rows.left[r, i] = free.left[n, i]
     view = NodeView(rows.gpus[:count], rows.cpu[:count], rows.mem[:count], rows.model[:count],
                     rows.left[:count], rows.free_cpu[:count], rows.free_mem[:count],
                     rows.fits[:count], models, -1)
