@@ -38,7 +38,7 @@ from ..placement_rules import (
     PlacementRule,
     resolve_placement,
 )
-from .custom import CompiledRuleError, run_compiled, run_plain
+from .custom import CompiledRuleError, plain_loop, run_compiled
 from .guided import run_guided
 from .online import POLICY_CODES, Draws, run_online
 from .orders import ORDERS, check_order, pod_order
@@ -171,14 +171,13 @@ def _place_user(packing: Packing, entry: PlacementRule, seq: np.ndarray, order: 
         except CompiledRuleError:
             # the compiled loop cannot say on which pod the rule failed: the plain loop,
             # calling the same compiled rule pod by pod, names it (if it fails there too)
-            run_plain(entry, a, names, models, seq)
+            plain_loop(entry, a, names, models, seq)
             raise
-        runtime = own_seconds(t0)
-        gpus = gpu_lists(nodes_of(a), node_of, mask)
     else:
-        node_of, gpus = run_plain(entry, a, names, models, seq)
-        runtime = own_seconds(t0)
-    return _checked(packing, entry.name, order, seed, seq, node_of, gpus, runtime)
+        node_of, mask = plain_loop(entry, a, names, models, seq)
+    runtime = own_seconds(t0)
+    return _checked(packing, entry.name, order, seed, seq, node_of,
+                    gpu_lists(nodes_of(a), node_of, mask), runtime)
 
 
 def _checked(packing: Packing, policy: str, order: str, seed: int, seq: np.ndarray,

@@ -38,6 +38,7 @@ from .state import (
     empty_free,
     fits,
     fits_all,
+    gpu_lists,
     need_of,
     new_types,
     nodes_of,
@@ -46,7 +47,8 @@ from .state import (
     take,
 )
 
-__all__ = ["CompiledJob", "CompiledRuleError", "per_node", "run_compiled", "run_plain"]
+__all__ = ["CompiledJob", "CompiledRuleError", "per_node", "plain_loop", "run_compiled",
+           "run_plain", "scored_rows"]
 
 
 class CompiledJob(NamedTuple):
@@ -109,6 +111,13 @@ def run_plain(entry: PlacementRule, a: PackingArrays, names: tuple[str, ...],
     node_of, gpus
         Per pod: its node (-1: failed or not in ``seq``) and its GPU indices.
     """
+    node_of, mask = plain_loop(entry, a, names, models, seq)
+    return node_of, gpu_lists(nodes_of(a), node_of, mask)
+
+
+def plain_loop(entry: PlacementRule, a: PackingArrays, names: tuple[str, ...],
+               models: tuple[tuple[str, ...], ...], seq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`run_plain` with the GPUs as bit masks, as :func:`run_compiled` gives them."""
     nodes, pods, free = nodes_of(a), pods_of(a), empty_free(a)
     types = new_types(nodes)
     local = per_node(entry)
@@ -118,7 +127,7 @@ def run_plain(entry: PlacementRule, a: PackingArrays, names: tuple[str, ...],
                     readonly(a.node_model), readonly(free.left), readonly(free.cpu),
                     readonly(free.mem), readonly(fits), a.models, -1)
     node_of = np.full(a.pod_gpus.size, -1, dtype=np.int64)
-    taken: list[list[int]] = [[] for _ in range(a.pod_gpus.size)]
+    mask = np.zeros(a.pod_gpus.size, dtype=np.int64)
     for j in seq.tolist():
         count = _select_plain(pods, j, nodes, free, types, fits, rows, local)
         if count == 0:
@@ -136,13 +145,14 @@ def run_plain(entry: PlacementRule, a: PackingArrays, names: tuple[str, ...],
             n = choose_node(entry, view, job)
         if n < 0:
             continue
-        gpus = choose_gpus(entry, view, job, n)
-        take(free, n, sum(1 << i for i in gpus), job.gpu_milli if job.gpus else 0,
-             job.cpu_milli, job.memory_mib)
+        bits = 0
+        for i in choose_gpus(entry, view, job, n):
+            bits |= 1 << i
+        take(free, n, bits, job.gpu_milli if job.gpus else 0, job.cpu_milli, job.memory_mib)
         types.touched[n] = True
         node_of[j] = n
-        taken[j] = gpus
-    return node_of, taken
+        mask[j] = bits
+    return node_of, mask
 
 
 class Rows(NamedTuple):
