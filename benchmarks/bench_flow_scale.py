@@ -26,6 +26,11 @@ held scheme's variants and the block search (15 s) by chunk length.
 from the one-pass ``sjf`` schedule (its schedule and its bound), then the block search
 for 60 s: what ``best`` would reach with the time its one-pass members take.
 
+``--oracle N`` times, on each trace of ``--traces``, the Lagrangian oracle grouped by
+(duration, delay) against its table of starts (``milp.lagrange.LagrangianOracle(...,
+grouped=False)``): build seconds, the bytes it holds, the median of ``N`` calls at
+random prices, and whether every job's cheapest start agrees.
+
 Prints figures, asserts nothing.
 
 Usage::
@@ -36,6 +41,7 @@ Usage::
     python benchmarks/bench_flow_scale.py --windows 5,14
     python benchmarks/bench_flow_scale.py --attempts 240
     python benchmarks/bench_flow_scale.py --traces philly --philly-gpus 384 --held 300
+    python benchmarks/bench_flow_scale.py --philly-gpus 384 --oracle 20
 """
 
 from __future__ import annotations
@@ -238,6 +244,43 @@ def run_step(kind: str, path: str, arg: float, best_limit: float) -> dict[str, A
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
+def oracle_speed(name: str, philly_gpus: int, calls: int) -> None:
+    """The grouped oracle against the table of starts on one trace (``--oracle``)."""
+    from milp.lagrange import LagrangianOracle
+
+    inst = trace_instance(name, philly_gpus)
+    made: dict[str, Any] = {}
+    for label, grouped in (("grouped", None), ("table", False)):
+        t0 = time.perf_counter()
+        oracle = LagrangianOracle(inst, grouped=grouped)
+        build = time.perf_counter() - t0
+        held = sum(a.nbytes for a in vars(oracle).values() if isinstance(a, np.ndarray))
+        made[label] = (oracle, build, held)
+    rng = np.random.default_rng(0)
+    prices = [rng.exponential(0.05, inst.horizon) * (rng.random(inst.horizon) < 0.6)
+              for _ in range(calls + 1)]
+    out: dict[str, tuple[float, list[np.ndarray]]] = {}
+    for label, (oracle, _, _) in made.items():
+        starts, secs = [], []
+        for lam in prices:
+            t0 = time.perf_counter()
+            _, _, st = oracle(lam)
+            secs.append(time.perf_counter() - t0)
+            full = np.full(inst.num_jobs, -2)
+            full[oracle.jobs] = st
+            starts.append(full)
+        out[label] = (float(np.median(secs[1:])), starts)  # (the first call loads the kernel)
+    same = all(np.array_equal(x, y) for x, y in zip(out["grouped"][1], out["table"][1]))
+    g, t = out["grouped"][0], out["table"][0]
+    print(f"{name}: {inst.num_jobs} jobs, {inst.horizon} slots; grouped "
+          f"{len(made['grouped'][0].group_start) - 1} groups")
+    for label in ("grouped", "table"):
+        print(f"  {label:<8} build {made[label][1]:6.2f} s, holds {made[label][2] / 2**20:8.1f} MiB, "
+              f"a call {1e3 * out[label][0]:8.2f} ms")
+    print(f"  table / grouped per call: {t / g:.1f}x; the same start for every job at "
+          f"{calls + 1} prices: {'yes' if same else 'NO'}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--traces", default="itp04,philly")
@@ -247,6 +290,7 @@ def main() -> None:
     ap.add_argument("--windows", help="start days of 2-day windows: the side evidence")
     ap.add_argument("--attempts", type=float, help="seconds of the bound behind the attempts")
     ap.add_argument("--held", type=float, help="seconds of the held search alone")
+    ap.add_argument("--oracle", type=int, help="calls of the oracle, grouped against its table")
     ap.add_argument("--step", help=argparse.SUPPRESS)
     ap.add_argument("--path", help=argparse.SUPPRESS)
     ap.add_argument("--arg", type=float, default=0.0, help=argparse.SUPPRESS)
@@ -263,6 +307,10 @@ def main() -> None:
         return
     if a.attempts is not None:
         attempts(a.attempts)
+        return
+    if a.oracle is not None:
+        for name in a.traces.split(","):
+            oracle_speed(name, a.philly_gpus, a.oracle)
         return
     import instances
     from instances.objective import least_flow

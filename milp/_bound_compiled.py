@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["cheapest_starts"]
+__all__ = ["cheapest_from_release", "cheapest_starts"]
 
 
 @njit(cache=True, nogil=True)
@@ -38,3 +38,36 @@ def cheapest_starts(
                 at = s
         cost[i] = best
         arg[i] = at
+
+
+@njit(cache=True, nogil=True)
+def cheapest_from_release(
+    prefix: np.ndarray, group_start: np.ndarray, dur: np.ndarray, delay: np.ndarray,
+    release: np.ndarray, cost: np.ndarray, arg: np.ndarray,
+) -> None:  # pragma: no cover (compiled; tested through its results)
+    """:func:`cheapest_starts` where job ``i`` may start at every slot from ``release[i]`` to
+    ``T - p_i`` (``T = prefix.size - 1``), the jobs in groups of equal duration and delay
+    (``group_start``: offsets), each group latest release first.
+
+    One scan per group from its last start down keeps the running minimum of
+    ``prefix[s + p] - prefix[s] + delay s`` (``<=``: the earliest start on a tie,
+    as :func:`cheapest_starts`) and hands it to each job as the scan passes its release.
+    """
+    T = prefix.shape[0] - 1
+    for grp in range(group_start.shape[0] - 1):
+        lo, hi = group_start[grp], group_start[grp + 1]
+        p = dur[lo]
+        d = delay[lo]
+        best = np.inf
+        at = -1
+        s = T - p
+        for i in range(lo, hi):
+            r = release[i]
+            while s >= r:
+                w = prefix[s + p] - prefix[s] + d * s
+                if w <= best:
+                    best = w
+                    at = s
+                s -= 1
+            cost[i] = best
+            arg[i] = at

@@ -38,9 +38,18 @@ class LagrangianOracle:
     costs one prefix sum and one masked minimum per duration, O(jobs x
     slots); the search's values are checked at the end by
     :func:`instances.lagrangian_value`.
+
+    Compiled, where every job may start at any slot from its release to the
+    horizon (no deadline binds, no inference: the arrival traces under
+    ``flow``), the jobs of one (duration, delay) answer from one scan
+    of the slots from the last start down (:attr:`grouped`): O(groups x
+    slots) a call, and no table of starts (520 M on Philly whole); the same
+    minimum and earliest start as the table's scan (``tests/milp/test_bound.py``;
+    ``grouped=False`` keeps the table, for ``benchmarks/bench_bounds.py``).
     """
 
-    def __init__(self, inst: Instance, compiled: bool | None = None) -> None:
+    def __init__(self, inst: Instance, compiled: bool | None = None,
+                 grouped: bool | None = None) -> None:
         T = inst.horizon
         self.inst = inst
         self.cap = (inst.num_gpus - inst.total_demand).astype(np.float64)
@@ -52,7 +61,10 @@ class LagrangianOracle:
         self.groups: list[tuple[int, np.ndarray, np.ndarray]] = []
         counts: list[np.ndarray] = []  # the kernel's CSR: each job's count of feasible starts
         chunks: list[tuple[int, np.ndarray]] = []  # (duration, its jobs), 256 at a time
-        for dur in np.unique(p).tolist() if inst.num_jobs else []:
+        self.grouped = (grouped is not False and self.kernel is not None and inst.num_jobs > 0
+                        and bool((capacity == capacity[0]).all()) and bool((end >= T).all()))
+        self.group_start = np.zeros(1, dtype=np.int64)
+        for dur in np.unique(p).tolist() if inst.num_jobs and not self.grouped else []:
             if dur > T:
                 continue
             s = np.arange(T - dur + 1)
@@ -78,9 +90,11 @@ class LagrangianOracle:
             has = ok.any(axis=1)
             if has.any():  # +inf where a start is not feasible: cost = window + penalty
                 self.groups.append((dur, js[has], np.where(ok[has], 0.0, np.inf)))
-        if self.kernel is not None and not self.groups:
+        if self.grouped:
+            self._group(inst, int(capacity[0]))
+        elif self.kernel is not None and not self.groups:
             self.kernel = None
-        if self.kernel is not None:
+        if self.kernel is not None and not self.grouped:
             self.offsets = np.concatenate([[0], np.cumsum(np.concatenate(counts))]).astype(np.int64)
             self.starts = np.empty(int(self.offsets[-1]), dtype=np.int32)
             at, last = 0, -1
@@ -95,8 +109,9 @@ class LagrangianOracle:
                 at += got.size
         self.buffers = [np.empty_like(pen) for _, _, pen in self.groups]
         self.rows = [np.arange(js.size) for _, js, _ in self.groups]
-        self.jobs = (np.concatenate([j for _, j, _ in self.groups]) if self.groups
-                     else np.zeros(0, dtype=np.int64))
+        if not self.grouped:
+            self.jobs = (np.concatenate([j for _, j, _ in self.groups]) if self.groups
+                         else np.zeros(0, dtype=np.int64))
         self.v = inst.worth_base[self.jobs].astype(np.float64)  # v_j under value
         self.g = capacity_amounts(inst)[self.jobs]  # g_j, or a_j with shared jobs
         self.p = inst.durations[self.jobs]
@@ -105,7 +120,26 @@ class LagrangianOracle:
         self.delays = [self.delay[at - js.size:at][:, None] * np.arange(pen.shape[1])[None, :]
                        for at, (_, js, pen) in zip(np.cumsum([j.size for _, j, _ in self.groups]),
                                                   self.groups)] if self.timed else []
+        self.release = inst.releases[self.jobs]
         self.calls = 0
+
+    def _group(self, inst: Instance, pool: int) -> None:
+        """:attr:`jobs` of the grouped kernel: those with a start, by (duration, delay)
+        and, within a group, latest release first; :attr:`group_start` the groups' offsets."""
+        T, p, r = inst.horizon, inst.durations, inst.releases
+        amounts = capacity_amounts(inst)
+        delay = delay_price(inst, amounts)
+        keep = np.flatnonzero((r <= T - p) & (inst.gpus <= pool))
+        if keep.size == 0:
+            self.jobs, self.grouped, self.kernel = keep, False, None
+            return
+        _, code = np.unique(np.stack([p[keep], delay[keep]]), axis=1,
+                            return_inverse=True)
+        code = code.reshape(-1)
+        order = np.lexsort((-r[keep], code))
+        self.jobs = keep[order]
+        bounds = np.flatnonzero(np.diff(code[order])) + 1
+        self.group_start = np.concatenate([[0], bounds, [keep.size]]).astype(np.int64)
 
     @property
     def has_jobs(self) -> bool:
@@ -124,7 +158,9 @@ class LagrangianOracle:
         prefix = np.concatenate([[0.0], np.cumsum(lam)])
         best = np.empty(self.jobs.size)
         arg = np.empty(self.jobs.size, dtype=np.int64)
-        if self.kernel is not None:
+        if self.grouped:
+            grouped_kernel()(prefix, self.group_start, self.p, self.delay, self.release, best, arg)
+        elif self.kernel is not None:
             self.kernel(prefix, self.offsets, self.starts, self.p, self.delay, best, arg)
         else:
             at = 0
@@ -166,6 +202,12 @@ def compiled_kernel() -> Any:
             logger.info("numba not available (%s): the Lagrangian oracle runs in numpy", exc)
         _KERNEL.append(kernel)
     return _KERNEL[0]
+
+
+def grouped_kernel() -> Any:
+    """The grouped inner loop (:attr:`LagrangianOracle.grouped`; numba is then importable)."""
+    from ._bound_compiled import cheapest_from_release
+    return cheapest_from_release
 
 
 def initial_multipliers(oracle: LagrangianOracle) -> np.ndarray:
