@@ -1,6 +1,7 @@
 """The packing loop under a user's rule: every node scored unless the rule declares
 ``per_node = True`` (docs/extending.md, "Scored per node"); then fewer rows, the same
-placements."""
+placements. And which loop a rule runs in: a compiled score with a Python ``gpus()``
+keeps its GPUs."""
 
 from __future__ import annotations
 
