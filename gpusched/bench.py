@@ -6,4 +6,4 @@ Kept so that ``from gpusched import bench`` and ``from gpusched.bench import ...
 
 from .sweep import *  # noqa: F403
 from .sweep import __all__ as __all__
-from .sweep.config import _config_from_dict as _config_from_dict  # the fuzz test's entry point
+from .sweep.config import config_from_dict as config_from_dict  # the fuzz test's entry point

@@ -109,7 +109,7 @@ def cmd_reproduce_arrivals(args: argparse.Namespace) -> int:
     from ..reproduce import bound_cells
     from ..reproduce.arrivals import ARRIVAL_BOUND_TIME_LIMIT, arrival_cells, finish_arrivals
     from ..sweep import cell_rows
-    from .sweep import RESUME_EXIT, _run
+    from .sweep import RESUME_EXIT, run_cells
 
     kw = arrival_options(args)
     bound_tl = kw.pop("bound_time_limit", ARRIVAL_BOUND_TIME_LIMIT)
@@ -122,13 +122,13 @@ def cmd_reproduce_arrivals(args: argparse.Namespace) -> int:
         raise _flag_error(e) from None
     print(f"reproduce arrivals: {len(cells)} policy cells, then one bound per instance, "
           f"into {args.output}", file=sys.stderr)
-    first = _run(args, cells)
+    first = run_cells(args, cells)
     if first is None:
         return RESUME_EXIT
     bcells = bound_cells(cells, cell_rows(args.output, cells), bound_tl)
     bargs = copy.copy(args)
     bargs.output = str(Path(args.output) / "bounds")
-    second = _run(bargs, bcells)
+    second = run_cells(bargs, bcells)
     if second is None:
         return RESUME_EXIT
     frame, files = finish_arrivals(args.output, cells, bcells)

@@ -153,7 +153,7 @@ def _dotted(items: list[str], where: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _run(args: argparse.Namespace, cells: Any) -> Any:
+def run_cells(args: argparse.Namespace, cells: Any) -> Any:
     """:func:`gpusched.sweep.run_bench` of ``cells``; ``None`` when interrupted (the finished
     rows stored, and how to resume said)."""
     import shlex
@@ -199,7 +199,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise
     if config.seeds:
         say_seeds("bench", config.seeds, args, len(cells))
-    s = _run(args, cells)
+    s = run_cells(args, cells)
     if s is None:
         return RESUME_EXIT
     print(f"{s.ran} cells run ({s.errors} errors), {s.skipped} already done, "
@@ -314,7 +314,7 @@ def cmd_reproduce_real(args: argparse.Namespace) -> int:
             if msg.startswith(f"{key}: "):
                 msg = f"--{key.replace('_', '-')}: " + msg[len(key) + 2:]
         raise ValueError(msg) from None
-    s = _run(args, cells)
+    s = run_cells(args, cells)
     if s is None:
         return RESUME_EXIT
     frame, table, files = finish_real(args.output, cells, base["time_limit"])
@@ -355,7 +355,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                          params=_dotted(args.param, "--param"))
     cells = make_cells(config)
     say_seeds("reproduce seed", seeds, args, len(cells))
-    s = _run(args, cells)
+    s = run_cells(args, cells)
     if s is None:
         return RESUME_EXIT
     df = cell_rows(args.output, cells)

@@ -276,7 +276,7 @@ class SweepFile(BaseModel):
         return v
 
 
-def _config_from_dict(data: Mapping[str, Any]) -> BenchConfig:
+def config_from_dict(data: Mapping[str, Any]) -> BenchConfig:
     """A :class:`BenchConfig` from the content of a sweep file."""
     try:
         doc = SweepFile.model_validate(data)
@@ -347,6 +347,6 @@ def load_config(path: str | os.PathLike[str]) -> BenchConfig:
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not a UTF-8 text file") from None
     try:
-        return _config_from_dict(data)
+        return config_from_dict(data)
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None

@@ -276,7 +276,7 @@ def test_mutated_bench_configs(doc):
     from gpusched.sweep.config import SweepFile
 
     try:
-        config = bench._config_from_dict(doc) if isinstance(doc, dict) else None
+        config = bench.config_from_dict(doc) if isinstance(doc, dict) else None
     except ValueError as e:
         # the refusal starts with the field it is about: a key of the file or a method's label
         methods, variants = doc.get("methods"), doc.get("variants")

@@ -103,15 +103,15 @@ def test_bad_sweep_files_name_the_file_and_the_field(tmp_path, text, message):
 def test_several_errors_are_counted():
     with pytest.raises(ValueError, match=r"^families: must be a list, got 'x' "
                                          r"\(and 1 more error\)$"):
-        config._config_from_dict({"families": "x", "methods": "y"})
+        config.config_from_dict({"families": "x", "methods": "y"})
 
 
 def test_a_time_limit_of_infinity_is_no_limit_and_nan_is_refused():
-    cfg = config._config_from_dict({"families": ["small"], "methods": ["fifo"],
+    cfg = config.config_from_dict({"families": ["small"], "methods": ["fifo"],
                                     "time_limit": float("inf")})
     assert cfg.methods[0].time_limit == float("inf")
     with pytest.raises(ValueError, match="time_limit: must be a number >= 0"):
-        config._config_from_dict({"families": ["small"], "methods": ["fifo"],
+        config.config_from_dict({"families": ["small"], "methods": ["fifo"],
                                   "time_limit": float("nan")})
 
 
