@@ -25,7 +25,8 @@ import numpy as np
 from numba import njit
 
 __all__ = [
-    "WIDE", "check_order", "ctz", "lexicographic_subset", "serial_starts_compiled", "uncounted",
+    "WIDE", "check_order", "ctz", "lexicographic_subset", "parallel_one_node",
+    "serial_starts_compiled", "uncounted",
 ]
 
 uncounted: Callable[[Any], Any] = njit(cache=True, nogil=True, _nrt=False)  # type: ignore[call-overload]
@@ -163,6 +164,73 @@ def _one_node(
                 place[j, 0] = 0
                 for e in range(1, place.shape[1]):
                     place[j, e] = -1
+    return start
+
+
+@njit(cache=True, nogil=True)
+def parallel_one_node(
+    rows: np.ndarray, order: np.ndarray, jobs: np.ndarray, start: np.ndarray, place: np.ndarray,
+) -> np.ndarray:  # pragma: no cover (compiled; tested through its results)
+    """The parallel scheme on one node (the pool row decides), in one call.
+
+    At each slot ``t`` the jobs released by ``t``, not started, whose last start
+    ``min(D_j, T) - p_j`` is not past, are scanned in ``order``; each one with
+    ``rows[0, t : t + p] >= g`` starts at ``t`` (:func:`heuristics.profile.start_now`
+    at every slot). The queue is kept in order positions, merged with each slot's
+    releases; the window minima from ``t`` (``cm[k] = min rows[0, t .. t + k]``) are
+    extended as the candidates need them and lowered by each start.
+    """
+    check_order(order, jobs.shape[1])
+    T, n = rows.shape[1], order.shape[0]
+    record = place.shape[0] > 0
+    pos_by_release = np.argsort(jobs[2][order], kind="mergesort")
+    queue = np.empty(n, dtype=np.int64)  # order positions, ascending
+    merged = np.empty(n, dtype=np.int64)
+    cm = np.empty(T, dtype=np.int64)
+    size = 0
+    nxt = 0
+    for t in range(T):
+        first = nxt
+        while nxt < n and jobs[2, order[pos_by_release[nxt]]] <= t:
+            nxt += 1
+        if nxt > first:  # merge the slot's releases (in order positions) into the queue
+            new = np.sort(pos_by_release[first:nxt])
+            a = b = m = 0
+            while a < size or b < new.shape[0]:
+                if b == new.shape[0] or (a < size and queue[a] < new[b]):
+                    merged[m] = queue[a]
+                    a += 1
+                else:
+                    merged[m] = new[b]
+                    b += 1
+                m += 1
+            queue[:m] = merged[:m]
+            size = m
+        known = 0
+        kept = 0
+        for a in range(size):
+            j, g, p, _, hi = _job(order[queue[a]], jobs, T)
+            if hi - p < t or start[j] >= 0:
+                continue  # its last start has passed (or it ran): out of the queue for good
+            while known < p:
+                v = rows[0, t + known]
+                cm[known] = v if known == 0 or v < cm[known - 1] else cm[known - 1]
+                known += 1
+            if cm[p - 1] < g:
+                queue[kept] = queue[a]
+                kept += 1
+                continue
+            for u in range(t, t + p):
+                rows[0, u] -= g
+            for k in range(p):  # every slot of the window lost g: its minima too
+                cm[k] -= g
+            known = p  # (beyond it, recomputed from cm[p - 1] and the row)
+            start[j] = t
+            if record:
+                place[j, 0] = 0
+                for e in range(1, place.shape[1]):
+                    place[j, e] = -1
+        size = kept
     return start
 
 

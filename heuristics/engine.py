@@ -82,6 +82,12 @@ class CapacityState(Protocol):
         write it into row ``j`` of ``place`` when given."""
         ...
 
+    def parallel(self, order: Any, jobs: np.ndarray, start: np.ndarray,
+                 place: np.ndarray | None = None) -> np.ndarray:
+        """The parallel scheme (:func:`heuristics.schemes.parallel_loop`): at each slot the
+        released jobs of ``order`` that fit start there. Fills and returns ``start``."""
+        ...
+
     def start_now(self, t: int, cand: np.ndarray, jobs: np.ndarray, start: np.ndarray,
                   place: np.ndarray | None = None, also: Self | None = None) -> int:
         """Start at ``t``, in the order of ``cand``, every job with a valid placement from

@@ -110,16 +110,8 @@ def parallel_starts(
     if entry is not None:
         return user_decode.parallel_starts(inst, order, entry, reservation, place)
     prof = new_profile(inst, reservation, placement)  # any model version
-    jobs = job_arrays(inst)
     start = np.full(inst.num_jobs, -1, dtype=np.int64)
-    order = np.asarray(order, dtype=np.int64)
-    pending = np.ones(order.size, dtype=bool)
-    o_rel, o_last = inst.releases[order], (inst.deadlines - inst.durations)[order]
-    for t in range(inst.horizon):
-        cand = order[pending & (o_rel <= t) & (o_last >= t)]
-        if cand.size and prof.start_now(t, cand, jobs, start, place):
-            pending[start[order] >= 0] = False
-    return start
+    return prof.parallel(order, job_arrays(inst), start, place)
 
 
 def parallel_schedule(

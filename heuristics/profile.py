@@ -34,6 +34,7 @@ from instances.capacity import Capacity, capacity, lexicographic_subset
 
 from .memo import memo
 from .placement import check_placement, choose, frag_table
+from .schemes import parallel_loop
 
 __all__ = [
     "RESERVATIONS",
@@ -215,6 +216,19 @@ class Profile:
              place: np.ndarray | None = None) -> None:
         """:func:`occupy` job ``j`` on the nodes ``where`` from ``s`` on."""
         occupy(self, g, s, p, where, place, j)
+
+    def parallel(self, order: Any, jobs: np.ndarray, start: np.ndarray,
+                 place: np.ndarray | None = None) -> np.ndarray:
+        """The parallel scheme on this state (:func:`heuristics.schemes.parallel_loop`); on one
+        node, compiled in one call when numba is importable (``benchmarks/bench_engine.py``)."""
+        if self.offset is not None and compiled_decoder() is not None and _kernel_ready(start) \
+                and (place is None or _kernel_ready(place)):
+            from ._compiled import parallel_one_node
+            return parallel_one_node(  # type: ignore[no-any-return]
+                self.rows, np.asarray(order, dtype=np.int64).reshape(-1),
+                np.ascontiguousarray(jobs, dtype=np.int64), start,
+                _NO_PLACE if place is None else place)
+        return parallel_loop(self, order, jobs, start, place)
 
     def start_now(self, t: int, cand: np.ndarray, jobs: np.ndarray, start: np.ndarray,
                   place: np.ndarray | None = None, also: Profile | None = None) -> int:

@@ -60,6 +60,7 @@ from ._shares_state import SharesArrays, new_state
 from ._shares_take import take
 from .placement import new_place, place_width
 from .profile import check_reservation
+from .schemes import parallel_loop
 
 __all__ = [
     "SharesProfile",
@@ -212,6 +213,11 @@ class SharesProfile:
             shares_rules.note(self.rows, self.st, self.rule, j, g, s, p, nodes)
         if place is not None:
             record(place, j, self.span, nodes, nodes.size, gpus, gpus.size)
+
+    def parallel(self, order: Any, jobs: np.ndarray, start: np.ndarray,
+                 place: np.ndarray | None = None) -> np.ndarray:
+        """The parallel scheme on this state (:func:`heuristics.schemes.parallel_loop`)."""
+        return parallel_loop(self, order, jobs, start, place)
 
     def start_now(self, t: int, cand: np.ndarray, jobs: np.ndarray, start: np.ndarray,
                   place: np.ndarray | None = None, also: SharesProfile | None = None) -> int:

@@ -10,7 +10,7 @@ from heuristics import engine, placement, results
 from heuristics.decoder import job_arrays, serial_starts
 from heuristics.listsched import list_starts
 from heuristics.profile import Profile
-from heuristics.rules import fifo_order
+from heuristics.rules import fifo_order, order_by
 from heuristics.shares import SharesProfile
 
 CASES = [("medium", {}), ("medium", {"node_gpus": 8}), ("hc-mixed", {"node_gpus": "openb"}),
@@ -77,3 +77,30 @@ def test_fifo_decoding_never_starts_before_the_last_start(family: str, kw: dict)
     free = serial_starts(engine.new_profile(inst, "peak"), order, job_arrays(inst))
     ran_free = free[order][free[order] >= 0]
     assert np.any(np.diff(ran_free) < 0)
+
+
+@pytest.mark.parametrize(("family", "seed", "kw"), [
+    ("medium", 0, {}), ("large", 1, {}), ("hc-bursty", 2, {}), ("hc-deadlines", 3, {}),
+    ("itp", 1, {"objective": "flow"}), ("medium", 4, {"node_gpus": 9}),  # (9 GPUs: one node)
+])
+def test_the_compiled_parallel_scheme_on_one_node_is_the_slot_loop(family: str, seed: int,
+                                                                     kw: dict) -> None:
+    """On one node the count state runs the parallel scheme in one compiled call; the slot by
+    slot loop over start_now gives the same starts and nodes, in several orders."""
+    from heuristics.schemes import parallel_loop
+
+    inst = instances.generate(family, seed=seed, **kw)
+    jobs = job_arrays(inst)
+    for rule in ("priority", "spt", "release"):
+        order = order_by(inst, rule)
+        states = [engine.new_profile(inst, "curve") for _ in range(2)]
+        assert isinstance(states[0], Profile) and states[0].offset is not None
+        places = [placement.new_place(inst) if inst.has_nodes else None for _ in range(2)]
+        got = states[0].parallel(order, jobs, np.full(inst.num_jobs, -1, dtype=np.int64),
+                                 places[0])
+        want = parallel_loop(states[1], order, jobs, np.full(inst.num_jobs, -1, dtype=np.int64),
+                             places[1])
+        assert got.tolist() == want.tolist() and (got >= 0).any()
+        assert np.array_equal(states[0].rows, states[1].rows)
+        if inst.has_nodes:
+            assert np.array_equal(places[0], places[1])
