@@ -5,8 +5,9 @@ processes with different hash seeds (``PYTHONHASHSEED``) and different worker
 counts, must give identical rows in every column except the ones that measure
 the run itself (runtimes, finishing time, host), and byte-identical instance
 and schedule files; the MILP's rows repeat its value and bound, not which
-optimal schedule it returns (:data:`EXACT_COLUMNS`). A set iterated in hash order, an unseeded random draw or a
-result that depends on which worker finished first would break this.
+optimal schedule it returns (:data:`EXACT_COLUMNS`). A set iterated in hash
+order, an unseeded random draw or a result that depends on which worker
+finished first would break this.
 """
 
 from __future__ import annotations
