@@ -58,16 +58,14 @@ from ._shares_decode import decode, record, start_now
 from ._shares_fit import find, new_scratch
 from ._shares_state import SharesArrays, new_state
 from ._shares_take import take
-from .placement import new_place, place_width
+from .placement import place_width
 from .profile import check_reservation
 from .schemes import parallel_loop
 
 __all__ = [
     "SharesProfile",
     "Where",
-    "new_place",
     "new_shares_profile",
-    "place_width",
     "schedule_of",
 ]
 
@@ -172,7 +170,7 @@ class SharesProfile:
                place: np.ndarray | None = None, *, fifo: bool = False) -> np.ndarray:
         """The serial decoder on this state, one compiled call
         (:meth:`heuristics.engine.CapacityState.decode`); ``place``, when given, a
-        :func:`new_place` array (nodes, then GPU indices)."""
+        :func:`heuristics.placement.new_place` array (nodes, then GPU indices)."""
         jobs = np.ascontiguousarray(jobs, dtype=np.int64)
         if start is None:
             start = np.full(jobs.shape[1], -1, dtype=np.int64)

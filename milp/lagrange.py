@@ -90,8 +90,10 @@ class LagrangianOracle:
             has = ok.any(axis=1)
             if has.any():  # +inf where a start is not feasible: cost = window + penalty
                 self.groups.append((dur, js[has], np.where(ok[has], 0.0, np.inf)))
+        amounts = capacity_amounts(inst)  # g_j, or a_j with shared jobs
+        delay = delay_price(inst, amounts)  # per amount and slot of delay; 0 under value
         if self.grouped:
-            self._group(inst, int(capacity[0]))
+            self._group(inst, int(capacity[0]), delay)
         elif self.kernel is not None and not self.groups:
             self.kernel = None
         if self.kernel is not None and not self.grouped:
@@ -113,9 +115,9 @@ class LagrangianOracle:
             self.jobs = (np.concatenate([j for _, j, _ in self.groups]) if self.groups
                          else np.zeros(0, dtype=np.int64))
         self.v = inst.worth_base[self.jobs].astype(np.float64)  # v_j under value
-        self.g = capacity_amounts(inst)[self.jobs]  # g_j, or a_j with shared jobs
+        self.g = amounts[self.jobs]
         self.p = inst.durations[self.jobs]
-        self.delay = delay_price(inst, capacity_amounts(inst))[self.jobs]  # 0 under value
+        self.delay = delay[self.jobs]
         self.timed = bool(self.delay.any())  # a start's delay costs (flow)
         self.delays = [self.delay[at - js.size:at][:, None] * np.arange(pen.shape[1])[None, :]
                        for at, (_, js, pen) in zip(np.cumsum([j.size for _, j, _ in self.groups]),
@@ -123,12 +125,10 @@ class LagrangianOracle:
         self.release = inst.releases[self.jobs]
         self.calls = 0
 
-    def _group(self, inst: Instance, pool: int) -> None:
-        """:attr:`jobs` of the grouped kernel: those with a start, by (duration, delay)
+    def _group(self, inst: Instance, pool: int, delay: np.ndarray) -> None:
+        """:attr:`jobs` of the grouped kernel: those with a start, by (duration, ``delay``)
         and, within a group, latest release first; :attr:`group_start` the groups' offsets."""
         T, p, r = inst.horizon, inst.durations, inst.releases
-        amounts = capacity_amounts(inst)
-        delay = delay_price(inst, amounts)
         keep = np.flatnonzero((r <= T - p) & (inst.gpus <= pool))
         if keep.size == 0:
             self.jobs, self.grouped, self.kernel = keep, False, None

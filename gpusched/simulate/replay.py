@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 import gpusched
-from heuristics.shares import new_place, place_width, schedule_of
+from heuristics.placement import new_place, place_width
+from heuristics.shares import schedule_of
 from instances import Instance, Metrics, Scenario, Schedule, Service, actual_instance, evaluate
 from milp.gpus import gpu_indices
 
