@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CENSOR_KEY", "OBJECTIVES", "Objective", "bound_is_valid", "delay_price", "gain", "gap",
-    "least_flow", "report", "report_bound", "sense", "start_worth", "window_meta", "worth_terms",
+    "integral_bound", "least_flow", "report", "report_bound", "sense", "start_worth", "window_meta", "worth_terms",
 ]
 
 Objective = Literal["value", "flow"]
@@ -93,6 +93,23 @@ def report_bound(inst: Instance, worth_bound: float) -> float:
     c = -inst.worth_offset
     margin = 4.0 * (inst.num_jobs + 2) * 2.0 ** -53 * abs(c)
     return math.nextafter(c - worth_bound - margin, -math.inf)
+
+
+def integral_bound(inst: Instance, worth_bound: float) -> float:
+    """An upper bound on the worth rounded down to an integer where every worth is one.
+
+    Where every job's ``base`` and ``slope`` are integers, every schedule's worth is an
+    integer, so no schedule is worth more than ``floor(worth_bound)``. The bound is first
+    raised by its :func:`~instances.rounding.tolerance`, so that a solver's bound a
+    rounding error below an integer keeps that integer. Otherwise (or a bound that is
+    not finite) it is returned as it is.
+    """
+    if not math.isfinite(worth_bound):
+        return worth_bound
+    terms = np.concatenate([inst.worth_base, inst.worth_slope])
+    if not np.array_equal(terms, np.round(terms)):
+        return worth_bound
+    return float(math.floor(worth_bound + tolerance(worth_bound)))
 
 
 def least_flow(inst: Instance) -> float:

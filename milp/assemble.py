@@ -25,7 +25,7 @@ import numpy as np
 
 from instances import InfeasibleScheduleError, Instance, Result, Status, evaluate
 from instances.arrays import Reservation
-from instances.objective import report
+from instances.objective import integral_bound, report
 from instances.rounding import tolerance as rounding_tolerance
 
 from .backend import RawSolve
@@ -104,8 +104,15 @@ def assemble(
         logger.error("%s on %s: %s", method, inst.name, notes[-1])
         status, upper, bound_method = Status.ERROR, None, None
     else:
+        proved = upper
+        if bound_method is not None and bound_method.split("+")[0] == "dual":
+            # a solver's proof, rounded to the worths' integers (a certificate stays as it computes)
+            upper = integral_bound(inst, proved)
+            if upper < proved:
+                notes.append(f"bound {proved:.10g} rounded down to {upper:.0f}: every worth is an integer")
         upper = max(upper, value)
-        if (status is Status.TIME_LIMIT and (held.flat is not None or held.relaxed is not None)
+        if (status is Status.TIME_LIMIT
+                and (held.flat is not None or held.relaxed is not None or upper < proved)
                 and upper - value <= tolerance(inst, value)):
             status = Status.OPTIMAL
     return Result(  # the figures in the objective's units (V, or F and a lower bound on it)
