@@ -21,7 +21,8 @@ Usage::
 
     python benchmarks/bench_wide.py                        # the full table: about an hour
     python benchmarks/bench_wide.py --seeds 0,3 --runs 2
-    python benchmarks/bench_wide.py --seeds 0-11 --skip-alone --runs 2 -o wide.jsonl
+    python benchmarks/bench_wide.py --seeds 0-11 --alone-only -o alone.jsonl   # once
+    python benchmarks/bench_wide.py --seeds 0-11 --alone-from alone.jsonl --runs 2
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from typing import Any
 import gpusched
 import instances
 from matheuristics import solve_milp
+from matheuristics.portfolio import Plan
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the benchmarks package
 
@@ -51,11 +53,21 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=1, help="portfolio runs per seed")
     ap.add_argument("--skip-alone", action="store_true", help="the portfolio column only")
+    ap.add_argument("--alone-only", action="store_true",
+                    help="the solvers alone only (--runs 0); with -o, rows for --alone-from")
+    ap.add_argument("--alone-from", type=Path, default=None,
+                    help="read the alone columns from an -o file of an earlier run instead")
     ap.add_argument("--rounding", default=None, help="divisors of the rounded rows, e.g. 2,4,8")
     ap.add_argument("--windows", action="store_true", help="the window rows of milp.wide")
     ap.add_argument("--sources", default=None, help="the portfolio's sources: lns,cpsat,lp")
+    ap.add_argument("--lead", type=float, default=None,
+                    help="CP-SAT first on every thread for this share of the time, then HiGHS's "
+                         "parallel search (a Plan's lead; no sources beside)")
     ap.add_argument("-o", "--out", type=Path, default=None, help="append each row as JSON here")
     args = ap.parse_args()
+    if args.alone_only:
+        args.runs = 0
+    earlier = _alone_rows(args.alone_from) if args.alone_from else {}
 
     extra: dict[str, Any] = {}
     if args.rounding:
@@ -65,6 +77,8 @@ def main() -> None:
     sources: dict[str, Any] = {}
     if args.sources:
         sources["sources"] = tuple(x for x in args.sources.split(",") if x)
+    if args.lead is not None:
+        sources["sources"] = Plan(sources.get("sources", ()), lead=args.lead)
     print(f"# load average at start: {os.getloadavg()[0]:.2f} (2 cores); portfolio "
           f"{args.limit:g} s, alone {args.alone_limit:g} s, {args.threads} threads, "
           f"options {extra or 'default'}, sources {sources.get('sources', 'the rule')}")
@@ -77,11 +91,22 @@ def main() -> None:
     for seed in seed_list(args.seeds):
         inst = instances.generate("wide", seed=seed)
         cp = hi = None
-        if not args.skip_alone:
+        if seed in earlier:
+            cp, hi = earlier[seed]
+        elif not args.skip_alone:
             cp, _, _ = timed(solve_milp, inst, time_limit=args.alone_limit, threads=args.threads,
                              backend="cpsat", **extra)
             hi, _, _ = timed(solve_milp, inst, time_limit=args.alone_limit, threads=args.threads,
                              lns_helper=False, **extra)
+        if args.alone_only and cp is not None and hi is not None:
+            print(f"| {seed} | - | - | - | - | - | {fmt_number(cp.value)} ({fmt_number(cp.upper_bound)}) "
+                  f"| {fmt_number(hi.upper_bound)} ({fmt_number(hi.value)}) | - | - | - | "
+                  f"{os.getloadavg()[0]:.1f} |", flush=True)
+            if args.out is not None:
+                with args.out.open("a") as fh:
+                    fh.write(json.dumps({"seed": seed, "run": None, "cpsat_value": cp.value,
+                                         "cpsat_bound": cp.upper_bound, "highs_value": hi.value,
+                                         "highs_bound": hi.upper_bound}) + "\n")
         for run in range(args.runs):
             load = os.getloadavg()[0]
             res, wall, cpu = timed(gpusched.solve, inst, "milp", time_limit=args.limit,
@@ -115,6 +140,24 @@ def main() -> None:
     print(f"\n{len(gaps)} runs: incumbent >= CP-SAT alone on {met['value']}, bound <= HiGHS "
           f"alone on {met['bound']}, gap <= 1% on {met['gap']}, mean gap {mean}; load average "
           f"at end {os.getloadavg()[0]:.2f}")
+
+
+class _Alone:
+    """A solver's figures read back from an ``-o`` file: its value and bound."""
+
+    def __init__(self, value: float, upper_bound: float | None) -> None:
+        self.value, self.upper_bound = value, upper_bound
+
+
+def _alone_rows(path: Path) -> dict[int, tuple[Any, Any]]:
+    """Each seed's last CP-SAT and HiGHS alone figures in an ``-o`` file of this script."""
+    rows: dict[int, tuple[Any, Any]] = {}
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        if row.get("cpsat_value") is not None and row.get("highs_bound") is not None:
+            rows[int(row["seed"])] = (_Alone(row["cpsat_value"], row["cpsat_bound"]),
+                                      _Alone(row["highs_value"], row["highs_bound"]))
+    return rows
 
 
 if __name__ == "__main__":

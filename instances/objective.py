@@ -100,16 +100,19 @@ def integral_bound(inst: Instance, worth_bound: float) -> float:
 
     Where every job's ``base`` and ``slope`` are integers, every schedule's worth is an
     integer, so no schedule is worth more than ``floor(worth_bound)``. The bound is first
-    raised by its :func:`~instances.rounding.tolerance`, so that a solver's bound a
-    rounding error below an integer keeps that integer. Otherwise (or a bound that is
-    not finite) it is returned as it is.
+    never raised: one within its :func:`~instances.rounding.tolerance` below an integer
+    (a solver's rounding error) is kept as it is. Otherwise (or a bound that is not
+    finite) it is returned as it is.
     """
     if not math.isfinite(worth_bound):
         return worth_bound
     terms = np.concatenate([inst.worth_base, inst.worth_slope])
     if not np.array_equal(terms, np.round(terms)):
         return worth_bound
-    return float(math.floor(worth_bound + tolerance(worth_bound)))
+    whole = math.floor(worth_bound)
+    if whole + 1 - worth_bound <= tolerance(worth_bound):
+        return worth_bound  # an integer less a rounding error
+    return float(whole)
 
 
 def least_flow(inst: Instance) -> float:

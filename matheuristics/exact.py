@@ -22,6 +22,7 @@ from milp.progress import Progress
 
 from .best import best
 from .cpsat_source import CPSAT
+from .lead import better_start, cpsat_lead, lead_bound
 from .lpround import LPStart
 from .portfolio import (
     FROM_WARM_START,
@@ -132,9 +133,10 @@ def solve_milp(
         for the LP start (with ``warm_start="auto"``: the LP relaxation solved
         beside the warm start, :class:`~matheuristics.lpround.LPStart`, the
         better of its schedule and ``best``'s leading, its bound held); or a
-        :class:`~matheuristics.portfolio.Plan` (with CP-SAT's workers). ``None``
-        (default): :func:`matheuristics.portfolio.plan`'s measured rule. On an
-        instance with nodes too.
+        :class:`~matheuristics.portfolio.Plan` (with CP-SAT's workers, or a
+        ``lead``: CP-SAT first on every thread, then HiGHS's parallel search).
+        ``None`` (default): :func:`matheuristics.portfolio.plan`'s measured rule.
+        On an instance with nodes too.
     backend
         As for :func:`milp.solve`.
     progress
@@ -170,15 +172,16 @@ def solve_milp(
         raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
     chosen = choose(inst, threads, time_limit, lns_helper, sources, backend)
     alone = None  # what of the plan does not run, and why
-    if params.get("reservation", "curve") == "peak" and (chosen.sources or chosen.lp):
-        if lns_helper or (sources is not None and (sources.sources or sources.lp)):
+    if params.get("reservation", "curve") == "peak" and (chosen.sources or chosen.lp or chosen.lead):
+        if lns_helper or (sources is not None and (sources.sources or sources.lp or sources.lead)):
             raise ValueError(f"sources: none runs beside HiGHS under the peak reservation "
                              f"({inst.name!r}): the sources search curve schedules")
         alone = (f"HiGHS alone under the peak reservation (the rule's {list(chosen.sources)}"
                  f"{' and LP start' if chosen.lp else ''} not run: they search curve schedules)")
         chosen = Plan((), reason=alone)
-    elif inst.has_nodes and inst.jobs_use_resources and (chosen.lp or CPSAT in chosen.sources):
-        if sources is not None and (sources.lp or CPSAT in sources.sources):
+    elif inst.has_nodes and inst.jobs_use_resources and (
+            chosen.lp or CPSAT in chosen.sources or chosen.lead):
+        if sources is not None and (sources.lp or CPSAT in sources.sources or sources.lead):
             raise ValueError(f"sources: on model version 3 ({inst.name!r}) only the LNS runs "
                              "beside HiGHS (CP-SAT's hints and the LP start are pairs without "
                              "GPU indices)")
@@ -190,6 +193,8 @@ def solve_milp(
     # the LP beside the warm start: the two share the cores, then the better schedule leads
     lp = LPStart(inst, ROOT_LP_SHARE * time_limit) if chosen.lp and auto and time_limit > 0 else None
     bar = Progress(time_limit, "milp") if progress else None
+    lead: Result | None = None  # CP-SAT's result where it runs first (the plan's lead)
+    by_lead = False  # the lead proved its schedule optimal: HiGHS did not run
     try:
         ws: Any = warm_start
         if auto:
@@ -205,7 +210,19 @@ def solve_milp(
         if (isinstance(warm_start, str) and inst.nodes is None and inst.num_jobs >= SCALE_JOBS
                 and "lagrangian" not in params and time_limit > 0):
             ws, params["lagrangian"] = _at_scale(inst, time_limit, ws)
-        if auto and params.get("reservation", "curve") == "curve" and _every_job_runs(inst, ws):
+        if (chosen.lead > 0 and ws is not None and time_limit > 0
+                and not (auto and _every_job_runs(inst, ws))):
+            if bar is not None:
+                bar.set_phase("CP-SAT lead")
+            lead = cpsat_lead(inst, ws, chosen.lead * time_limit, threads, params)
+            ws = better_start(inst, lead, ws)
+            if threads > 1:
+                params.setdefault("parallel", "on")  # HiGHS's parallel tree search
+        if lead is not None and lead.status is Status.OPTIMAL:
+            # proved: nothing left for HiGHS; the answer is the method's, CP-SAT's proof
+            hooks, res = None, dataclasses.replace(lead, method=milp.METHOD_NAMES[backend])
+            by_lead = True
+        elif auto and params.get("reservation", "curve") == "curve" and _every_job_runs(inst, ws):
             # nothing to search: the bound is the sum of the values
             hooks, res = None, _every_job(ws, backend)
         else:
@@ -222,8 +239,11 @@ def solve_milp(
     finally:
         if bar is not None:
             bar.close()
-    res = account(inst, res, hooks, lp=lp, backend="cpsat" if backend == "cpsat" else "highs",
-                  mip_gap=float(params.get("mip_gap", 1e-4)))
+    held = [] if lead is None or by_lead else [
+        (b, CPSAT) for b in (lead_bound(inst, lead),) if b is not None]
+    res = account(inst, res, hooks, lp=lp,
+                  backend="cpsat" if backend == "cpsat" or by_lead else "highs",
+                  mip_gap=float(params.get("mip_gap", 1e-4)), more=held)
     call = dict(res.params)
     call.pop("stop", None)  # the portfolio's event, not a parameter
     call["time_limit"] = time_limit

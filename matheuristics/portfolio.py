@@ -25,9 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from heuristics.stop import StoppingCriterion
 from instances import Instance, Result, Schedule, Status, evaluate
-from instances.objective import report, report_bound
+from instances.objective import integral_bound, report, report_bound
 from milp.assemble import tolerance
 
 from .cpsat_source import CPSAT, CPSATSource
@@ -36,9 +38,9 @@ from .incumbents import HIGHS, WARM, SharedHooks, Source
 from .lpround import LP, LPStart
 from .params import LNSParams
 
-__all__ = ["CUTOFF_MARGIN", "FROM_WARM_START", "INCUMBENT", "LP_JOBS", "LP_MAX_JOBS", "SOURCES",
-           "Plan", "account", "choose", "hooks_for", "lp_warm_start", "named", "plan",
-           "portfolio_hooks"]
+__all__ = ["CUTOFF_MARGIN", "FROM_WARM_START", "INCUMBENT", "LEAD", "LP_JOBS", "LP_MAX_JOBS",
+           "SOURCES", "WIDE_JOBS_PER_GPU", "WIDE_SHARE", "Plan", "account", "choose", "hooks_for", "is_wide",
+           "lp_warm_start", "named", "plan", "portfolio_hooks"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +80,10 @@ class Plan:
     reason: str = ""
     cutoff: float | None = None
     """HiGHS's cutoff as a share above the warm start's value (``None``: no cutoff)."""
+    lead: float = 0.0
+    """The share of the time in which CP-SAT runs first on every thread
+    (:func:`matheuristics.lead.cpsat_lead`; 0: none), before HiGHS's parallel search on
+    every thread from its schedule."""
 
     def __post_init__(self) -> None:
         unknown = [s for s in self.sources if s not in SOURCES]
@@ -87,10 +93,44 @@ class Plan:
             raise ValueError(f"cpsat_workers: must be an integer >= 1, got {self.cpsat_workers!r}")
         if self.cutoff is not None and not (isinstance(self.cutoff, float) and self.cutoff >= 0):
             raise ValueError(f"cutoff: must be a share >= 0 or None, got {self.cutoff!r}")
+        if not (isinstance(self.lead, float) and 0.0 <= self.lead < 1.0):
+            raise ValueError(f"lead: must be a share in [0, 1), got {self.lead!r}")
+        if self.lead > 0 and self.sources:
+            raise ValueError(f"lead: after CP-SAT first HiGHS searches on every thread, no source "
+                             f"beside it (measured worse, docs/milp.md), got {list(self.sources)}")
 
     def cutoff_for(self, warm_value: float) -> float | None:
         """HiGHS's cutoff for a warm start worth ``warm_value`` (``None``: none)."""
         return None if self.cutoff is None else warm_value + self.cutoff * abs(warm_value)
+
+
+WIDE_SHARE = 0.5
+"""An instance is of the wide class (:func:`is_wide`) when at least this share of its batch
+work (GPU-slots) is in jobs of which two do not fit beside the inference curve."""
+
+WIDE_JOBS_PER_GPU = 8.0
+"""... and it has at most this many jobs per GPU (the LNS kept the lead on ``medium`` seeds
+8 and 10, with 12.4 and 12.5; the ``wide`` family has 3.75; docs/milp.md)."""
+
+LEAD = 0.25
+"""On the wide class, CP-SAT first for this share of the time (a :class:`Plan`'s ``lead``)."""
+
+
+def is_wide(inst: Instance) -> bool:
+    """Most batch work in jobs of which two never share a median slot (``2 g_j > G - d_t``),
+    and few jobs per GPU.
+
+    The class of issue 41 (the ``wide`` family): where two such jobs cannot run side by
+    side, the time-indexed LP splits them and CP-SAT's interval model finds the schedules.
+    ``G - d_t`` is taken at the median slot of the capacity the curve leaves. Measured on
+    flat pools under ``value`` only, so false elsewhere.
+    """
+    if (inst.num_jobs == 0 or inst.has_nodes or inst.objective != "value"
+            or inst.num_jobs > WIDE_JOBS_PER_GPU * inst.num_gpus):
+        return False
+    left = float(np.median(inst.batch_capacity()))
+    g, work = inst.gpus, inst.gpus * inst.durations
+    return float(work[2 * g > left].sum()) >= WIDE_SHARE * float(work.sum())
 
 
 def plan(inst: Instance, threads: int, time_limit: float) -> Plan:
@@ -100,12 +140,17 @@ def plan(inst: Instance, threads: int, time_limit: float) -> Plan:
     to :data:`LP_MAX_JOBS` jobs the LP start too (where HiGHS is then not run, the
     hooks give its core to a second LNS: :meth:`SharedHooks.solver_idle`); below
     :data:`LP_JOBS`, HiGHS under the cutoff :data:`CUTOFF_MARGIN` above the warm
-    start. Above two, HiGHS gets them all (its parallel tree search).
+    start, or on the wide class (:func:`is_wide`) CP-SAT first on both threads for
+    :data:`LEAD` of the time, then HiGHS's parallel search. Above two, HiGHS gets them
+    all.
     """
     if threads != 2 or time_limit <= 0:
         return Plan((), reason=f"{threads} thread(s): HiGHS alone")
     if LP_JOBS <= inst.num_jobs < LP_MAX_JOBS:
         return Plan((LNS,), lp=True, reason=f"2 threads, {inst.num_jobs} >= {LP_JOBS} jobs")
+    if inst.num_jobs < LP_JOBS and is_wide(inst):
+        return Plan((), lead=LEAD, reason=f"2 threads, {inst.num_jobs} < {LP_JOBS} jobs, "
+                    "most work in jobs two of which do not fit beside the curve")
     if inst.num_jobs < LP_JOBS:
         return Plan((LNS,), reason=f"2 threads, {inst.num_jobs} < {LP_JOBS} jobs",
                     cutoff=CUTOFF_MARGIN)
@@ -214,13 +259,15 @@ def _highs_bound(res: Result, backend: str) -> str:
 
 
 def account(inst: Instance, res: Result, hooks: SharedHooks | None, *, lp: LPStart | None = None,
-            backend: str = "highs", mip_gap: float = 1e-4) -> Result:
+            backend: str = "highs", mip_gap: float = 1e-4,
+            more: Sequence[tuple[float, str]] = ()) -> Result:
     """``res`` with the sources' bounds and the provenance of its incumbent and its bound.
 
     A source's bound (CP-SAT's, the LP start's) replaces the solve's when it is smaller
     and not below the checked value; one below it is a bug, logged and left out. The
     incumbent's origin is ``highs`` (or the backend), a source's name, or the warm start's
-    (``best``, ``lp`` or the one given). The sources hold worths (what the model maximises,
+    (``best``, ``lp`` or the one given). ``more`` are further bounds on the worth with
+    their names (a CP-SAT lead's), taken as a source's. The sources hold worths (what the model maximises,
     :mod:`instances.objective`); the result's figures are in the objective's units.
     """
     value = report(inst, res.value)  # the worth
@@ -232,10 +279,11 @@ def account(inst: Instance, res: Result, hooks: SharedHooks | None, *, lp: LPSta
         _, held, origin, _ = pool.best()
         if abs(held - value) <= tol:
             incumbent = str(res.params.get("warm_start", WARM)) if origin == WARM else origin
-        if math.isfinite(pool.bound):
-            bounds.append((pool.bound, str(pool.bound_origin)))
+        if math.isfinite(pool.bound):  # a solver's proof (CP-SAT's), as the solve's own
+            bounds.append((integral_bound(inst, pool.bound), str(pool.bound_origin)))
     if lp is not None and lp.bound is not None:
         bounds.append((lp.bound, LP))
+    bounds += [(integral_bound(inst, b), name) for b, name in more]
     notes = []
     upper = None if res.upper_bound is None else report(inst, res.upper_bound)
     method, status, moved = res.bound_method, res.status, False

@@ -261,7 +261,7 @@ def test_a_failing_helper_leaves_highs_alone(monkeypatch: pytest.MonkeyPatch) ->
 ])
 def test_helper_is_on_by_default_on_two_threads_only(threads: int, flag: bool | None,
                                                       on: bool) -> None:
-    inst = instances.generate("hc-mixed", seed=1)
+    inst = instances.generate("hc-multi-service", seed=0)  # not of the wide class
     kw = {} if flag is None else {"lns_helper": flag}
     res = solve_milp(inst, time_limit=1, threads=threads, **kw)
     assert ("LNS helper" in res.message) is on

@@ -234,7 +234,8 @@ def test_a_source_bound_below_the_value_is_left_out() -> None:
 
 
 def test_the_rule_and_its_arguments() -> None:
-    small, large = _instance(), instances.generate("large", seed=0, num_jobs=LP_JOBS, num_gpus=128)
+    small = instances.generate("hc-multi-service", seed=0)  # not of the wide class
+    large = instances.generate("large", seed=0, num_jobs=LP_JOBS, num_gpus=128)
     assert plan(small, 1, 60).sources == () and plan(small, 3, 60).sources == ()
     assert "lns" in plan(small, 2, 60).sources
     assert plan(large, 2, 120).lp and not plan(small, 2, 60).lp

@@ -26,7 +26,8 @@ def test_an_integral_instance_rounds_down_and_keeps_integers() -> None:
     inst = small_wide(0)
     assert np.array_equal(inst.job_values, np.round(inst.job_values))
     assert integral_bound(inst, 10.7) == 10.0
-    assert integral_bound(inst, 11.0 - 1e-9) == 11.0  # a rounding error under 11 keeps 11
+    assert integral_bound(inst, 11.0 - 1e-9) == 11.0 - 1e-9  # a rounding error: kept
+    assert integral_bound(inst, 2.28e21 + 2.0**20) == 2.28e21 + 2.0**20  # no fraction to drop
     assert integral_bound(inst, 11.0) == 11.0
     assert integral_bound(inst, math.inf) == math.inf
 
