@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CENSOR_KEY", "OBJECTIVES", "Objective", "bound_is_valid", "delay_price", "gain", "gap",
-    "integral_bound", "least_flow", "report", "report_bound", "sense", "start_worth", "window_meta", "worth_terms",
+    "integral_bound", "least_flow", "report", "report_bound", "sense", "start_worth",
+    "window_meta", "worth_terms",
 ]
 
 Objective = Literal["value", "flow"]
@@ -99,10 +100,10 @@ def integral_bound(inst: Instance, worth_bound: float) -> float:
     """An upper bound on the worth rounded down to an integer where every worth is one.
 
     Where every job's ``base`` and ``slope`` are integers, every schedule's worth is an
-    integer, so no schedule is worth more than ``floor(worth_bound)``. The bound is first
-    never raised: one within its :func:`~instances.rounding.tolerance` below an integer
-    (a solver's rounding error) is kept as it is. Otherwise (or a bound that is not
-    finite) it is returned as it is.
+    integer, so no schedule is worth more than ``floor(worth_bound)``. The bound is never
+    raised, and one within its :func:`~instances.rounding.tolerance` below an integer (a
+    solver's rounding error) is kept as it is, as is any bound of an instance with
+    fractional worths or a bound that is not finite.
     """
     if not math.isfinite(worth_bound):
         return worth_bound

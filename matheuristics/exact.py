@@ -172,12 +172,12 @@ def solve_milp(
         raise ValueError(f"time_limit: must be a number >= 0, got {time_limit!r}")
     chosen = choose(inst, threads, time_limit, lns_helper, sources, backend)
     alone = None  # what of the plan does not run, and why
-    if params.get("reservation", "curve") == "peak" and (chosen.sources or chosen.lp or chosen.lead):
-        if lns_helper or (sources is not None and (sources.sources or sources.lp or sources.lead)):
+    if params.get("reservation", "curve") == "peak" and chosen.parts():
+        if lns_helper or (sources is not None and sources.parts()):
             raise ValueError(f"sources: none runs beside HiGHS under the peak reservation "
                              f"({inst.name!r}): the sources search curve schedules")
-        alone = (f"HiGHS alone under the peak reservation (the rule's {list(chosen.sources)}"
-                 f"{' and LP start' if chosen.lp else ''} not run: they search curve schedules)")
+        alone = (f"HiGHS alone under the peak reservation (the rule's {chosen.parts()} not "
+                 f"run: they search curve schedules)")
         chosen = Plan((), reason=alone)
     elif inst.has_nodes and inst.jobs_use_resources and (
             chosen.lp or CPSAT in chosen.sources or chosen.lead):
@@ -186,15 +186,16 @@ def solve_milp(
                              "beside HiGHS (CP-SAT's hints and the LP start are pairs without "
                              "GPU indices)")
         kept = tuple(s for s in chosen.sources if s != CPSAT)
-        alone = (f"on model version 3 only the LNS runs beside HiGHS (the rule's "
-                 f"{'LP start' if chosen.lp else 'CP-SAT'} not run: no GPU indices)")
+        dropped = [x for x in chosen.parts() if x not in kept]
+        alone = (f"on model version 3 only the LNS runs beside HiGHS (the rule's {dropped} "
+                 f"not run: no GPU indices)")
         chosen = Plan(kept, reason=alone)
     auto = isinstance(warm_start, str) and warm_start == "auto"
     # the LP beside the warm start: the two share the cores, then the better schedule leads
     lp = LPStart(inst, ROOT_LP_SHARE * time_limit) if chosen.lp and auto and time_limit > 0 else None
     bar = Progress(time_limit, "milp") if progress else None
     lead: Result | None = None  # CP-SAT's result where it runs first (the plan's lead)
-    by_lead = False  # the lead proved its schedule optimal: HiGHS did not run
+    proved: Result | None = None  # the lead, where it proved its schedule optimal
     try:
         ws: Any = warm_start
         if auto:
@@ -219,9 +220,8 @@ def solve_milp(
             if threads > 1:
                 params.setdefault("parallel", "on")  # HiGHS's parallel tree search
         if lead is not None and lead.status is Status.OPTIMAL:
-            # proved: nothing left for HiGHS; the answer is the method's, CP-SAT's proof
+            proved = lead  # nothing left for HiGHS; the answer is the method's, CP-SAT's proof
             hooks, res = None, dataclasses.replace(lead, method=milp.METHOD_NAMES[backend])
-            by_lead = True
         elif auto and params.get("reservation", "curve") == "curve" and _every_job_runs(inst, ws):
             # nothing to search: the bound is the sum of the values
             hooks, res = None, _every_job(ws, backend)
@@ -239,11 +239,11 @@ def solve_milp(
     finally:
         if bar is not None:
             bar.close()
-    held = [] if lead is None or by_lead else [
-        (b, CPSAT) for b in (lead_bound(inst, lead),) if b is not None]
+    bound = None if proved is not None else lead_bound(inst, lead)  # held beside HiGHS's
     res = account(inst, res, hooks, lp=lp,
-                  backend="cpsat" if backend == "cpsat" or by_lead else "highs",
-                  mip_gap=float(params.get("mip_gap", 1e-4)), more=held)
+                  backend="cpsat" if backend == "cpsat" or proved is not None else "highs",
+                  mip_gap=float(params.get("mip_gap", 1e-4)),
+                  more=[] if bound is None else [(bound, CPSAT)])
     call = dict(res.params)
     call.pop("stop", None)  # the portfolio's event, not a parameter
     call["time_limit"] = time_limit

@@ -39,8 +39,8 @@ from .lpround import LP, LPStart
 from .params import LNSParams
 
 __all__ = ["CUTOFF_MARGIN", "FROM_WARM_START", "INCUMBENT", "LEAD", "LP_JOBS", "LP_MAX_JOBS",
-           "SOURCES", "WIDE_JOBS_PER_GPU", "WIDE_SHARE", "Plan", "account", "choose", "hooks_for", "is_wide",
-           "lp_warm_start", "named", "plan", "portfolio_hooks"]
+           "SOURCES", "WIDE_JOBS_PER_GPU", "WIDE_SHARE", "Plan", "account", "choose",
+           "hooks_for", "is_wide", "lp_warm_start", "named", "plan", "portfolio_hooks"]
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +98,11 @@ class Plan:
         if self.lead > 0 and self.sources:
             raise ValueError(f"lead: after CP-SAT first HiGHS searches on every thread, no source "
                              f"beside it (measured worse, docs/milp.md), got {list(self.sources)}")
+
+    def parts(self) -> list[str]:
+        """What runs besides HiGHS, named: the sources, the LP start, the CP-SAT lead."""
+        return [*self.sources, *(["LP start"] if self.lp else []),
+                *(["CP-SAT lead"] if self.lead else [])]
 
     def cutoff_for(self, warm_value: float) -> float | None:
         """HiGHS's cutoff for a warm start worth ``warm_value`` (``None``: none)."""
@@ -267,8 +272,9 @@ def account(inst: Instance, res: Result, hooks: SharedHooks | None, *, lp: LPSta
     and not below the checked value; one below it is a bug, logged and left out. The
     incumbent's origin is ``highs`` (or the backend), a source's name, or the warm start's
     (``best``, ``lp`` or the one given). ``more`` are further bounds on the worth with
-    their names (a CP-SAT lead's), taken as a source's. The sources hold worths (what the model maximises,
-    :mod:`instances.objective`); the result's figures are in the objective's units.
+    their names (a CP-SAT lead's), taken as a source's. The sources hold worths (what the
+    model maximises, :mod:`instances.objective`); the result's figures are in the
+    objective's units.
     """
     value = report(inst, res.value)  # the worth
     tol = tolerance(inst, value)

@@ -88,3 +88,14 @@ def test_a_lead_that_proves_the_optimum_answers_as_the_milp_method() -> None:
     assert res.method == "milp" and res.value == pytest.approx(opt)
     assert str(res.status) == "optimal" and res.upper_bound == pytest.approx(opt)
     assert res.params["incumbent_from"] in ("cpsat", "highs", "best")
+
+
+def test_a_lead_is_named_and_refused_under_the_peak_reservation() -> None:
+    assert Plan((), lead=0.25).parts() == ["CP-SAT lead"]
+    assert Plan(("lns",), lp=True).parts() == ["lns", "LP start"] and Plan(()).parts() == []
+    inst = instances.generate("wide", seed=0, **SMALL_WIDE)
+    with pytest.raises(ValueError, match="peak reservation"):
+        solve_milp(inst, time_limit=2, threads=2, reservation="peak", sources=Plan((), lead=0.5))
+    # the rule's lead under peak: HiGHS alone, said so
+    res = solve_milp(inst, time_limit=4, threads=2, reservation="peak")
+    assert "['CP-SAT lead'] not run" in res.message

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -60,11 +61,28 @@ def test_no_optimum_is_cut_off_of_small_wide_instances(seed: int) -> None:
         assert res.upper_bound == math.floor(res.upper_bound)
 
 
-def test_a_solve_reports_its_rounded_bound() -> None:
-    """Seed 0 of 12 jobs stops at its root with a bound a hair above its optimum."""
-    inst = instances.generate("wide", seed=0, num_gpus=16, horizon=24, num_jobs=12, peak=8)
-    res = milp.solve(inst, time_limit=30, mip_gap=0.0, mip_max_nodes=1, lagrangian=False,
-                     presolve="off", mip_heuristic_effort=0.0)
-    assert res.upper_bound is not None and res.upper_bound == math.floor(res.upper_bound)
-    assert res.upper_bound >= res.value
-    assert "rounded down" in res.message or res.bound_method != "dual"
+@pytest.mark.parametrize("integral", [True, False])
+def test_a_solve_rounds_a_fractional_dual_bound_of_an_integral_instance(monkeypatch, integral) -> None:
+    """HiGHS's answer with its dual bound raised by 0.7: the solve reports the optimum as
+    its bound (and optimal) where every worth is an integer, the raised bound otherwise."""
+    inst = small_wide(2)
+    if not integral:  # priorities 1.1 times as large: fractional worths
+        inst = inst.replace(jobs=tuple(dataclasses.replace(j, priority=j.priority * 1.1)
+                                       for j in inst.jobs))
+    best, _ = brute_force(inst)
+    real = milp.core.BACKENDS["highs"]
+
+    def raised(*args, **kwargs):
+        raw = real(*args, **kwargs)
+        return dataclasses.replace(raw, status=instances.Status.TIME_LIMIT,
+                                   dual_bound=raw.dual_bound + 0.7)
+
+    monkeypatch.setitem(milp.core.BACKENDS, "highs", raised)
+    res = milp.solve(inst, time_limit=30, mip_gap=0.0, lagrangian=False)
+    assert res.value == pytest.approx(best)
+    if integral:
+        assert res.upper_bound == best and str(res.status) == "optimal"
+        assert "rounded down" in res.message
+    else:
+        assert res.upper_bound == pytest.approx(best + 0.7)
+        assert str(res.status) == "time_limit" and "rounded down" not in res.message
