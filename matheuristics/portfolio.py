@@ -117,7 +117,7 @@ WIDE_JOBS_PER_GPU = 8.0
 """... and it has at most this many jobs per GPU (the LNS kept the lead on ``medium`` seeds
 8 and 10, with 12.4 and 12.5; the ``wide`` family has 3.75; docs/milp.md)."""
 
-LEAD = 0.25
+LEAD = 0.1
 """On the wide class, CP-SAT first for this share of the time (a :class:`Plan`'s ``lead``)."""
 
 
