@@ -15,7 +15,7 @@ no warm start) on three models of the same instance:
   fits a slot earlier moves there at no loss, and so on until none does.
 
 Per model: status, value, dual bound, nodes, wall seconds, and the root bound
-after HiGHS's cuts (from its log). ``--cutoff`` tells HiGHS the library's
+at the first node line of HiGHS's log with cuts in the LP. ``--cutoff`` tells HiGHS the library's
 best known value (as ``objective_bound``, less 0.5), to see a proof's length
 from the optimum.
 
@@ -89,7 +89,7 @@ def shift_model(inst: instances.Instance, form: milp.Formulation, min_gpus: int)
 
 def run(model: Model, form: milp.Formulation, args: argparse.Namespace,
         cutoff: float | None) -> dict[str, float | str]:
-    """HiGHS on one model; its figures and the root bound after cuts read from its log."""
+    """HiGHS on one model; its figures, and the root bound read from its log."""
     c, A, lo, up = model
     scale = objective_scale(form.c)
     h = new_highs(args.threads)
