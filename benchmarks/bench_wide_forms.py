@@ -28,31 +28,43 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import highspy
 import numpy as np
 import scipy.sparse as sp
 
 import instances
 import milp
 from instances.library import load_library
-from milp.export import objective_scale
+from milp.export import objective_scale, pass_model
+from milp.formulation import ROW_SYM
 from milp.highs import new_highs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the benchmarks package
 
 from benchmarks.args import seed_list
 
-Model = tuple[np.ndarray, sp.csc_matrix, np.ndarray, np.ndarray]  # c, A, row_lower, row_upper
+
+def _reformed(form: milp.Formulation, c: np.ndarray, A: sp.spmatrix, lower: np.ndarray,
+              upper: np.ndarray) -> milp.Formulation:
+    """``form`` with objective ``c`` and matrix ``A``: its rows, then rows valid for an optimum
+    (kind ``ROW_SYM``, as the symmetry order rows) within ``lower`` and ``upper``."""
+    added = A.shape[0] - form.num_rows
+    return dataclasses.replace(
+        form, c=c, A=sp.csc_matrix(A),
+        row_lower=np.r_[form.row_lower, lower], row_upper=np.r_[form.row_upper, upper],
+        row_kind=np.r_[form.row_kind, np.full(added, ROW_SYM, dtype=form.row_kind.dtype)],
+        row_ref=np.r_[form.row_ref, np.zeros(added, dtype=form.row_ref.dtype)])
 
 
-def step_model(form: milp.Formulation) -> Model:
-    """The flat model in cumulative variables per job (columns sorted by group, then start)."""
+def step_model(form: milp.Formulation) -> milp.Formulation:
+    """The flat model in cumulative variables per job (columns sorted by group, then start):
+    column ``k`` is 1 when its job has started by its start."""
     n = form.num_x
     grp = form.col_group
     later = np.flatnonzero(np.r_[False, grp[1:] == grp[:-1]])
@@ -63,11 +75,11 @@ def step_model(form: milp.Formulation) -> Model:
                        (np.r_[k, k], np.r_[later - 1, later])), shape=(k.size, n))
     A = sp.vstack([(form.A @ D).tocsr(), M]).tocsc()
     A.eliminate_zeros()
-    return (D.T @ form.c, A, np.r_[form.row_lower, np.full(k.size, -np.inf)],
-            np.r_[form.row_upper, np.zeros(k.size)])
+    return _reformed(form, D.T @ form.c, A, np.full(k.size, -np.inf), np.zeros(k.size))
 
 
-def shift_model(inst: instances.Instance, form: milp.Formulation, min_gpus: int) -> Model:
+def shift_model(inst: instances.Instance, form: milp.Formulation,
+                min_gpus: int) -> milp.Formulation:
     """The ``x`` model with the left-shift rows of the starts of jobs of ``min_gpus`` GPUs or more."""
     n = form.num_x
     job, start = form.col_job, form.col_start
@@ -83,15 +95,14 @@ def shift_model(inst: instances.Instance, form: milp.Formulation, min_gpus: int)
     R = sp.csr_matrix((np.r_[rows.data[other], -(cap[start[sel] - 1] - g[sel] + 1.0)],
                        (np.r_[rows.row[other], np.arange(sel.size)], np.r_[rows.col[other], sel])),
                       shape=(sel.size, n))
-    return (form.c, sp.vstack([form.A, R]).tocsc(), np.r_[form.row_lower, np.zeros(sel.size)],
-            np.r_[form.row_upper, np.full(sel.size, np.inf)])
+    return _reformed(form, form.c, sp.vstack([form.A, R]), np.zeros(sel.size),
+                     np.full(sel.size, np.inf))
 
 
-def run(model: Model, form: milp.Formulation, args: argparse.Namespace,
+def run(model: milp.Formulation, form: milp.Formulation, args: argparse.Namespace,
         cutoff: float | None) -> dict[str, float | str]:
-    """HiGHS on one model; its figures, and the root bound read from its log."""
-    c, A, lo, up = model
-    scale = objective_scale(form.c)
+    """HiGHS on one model of ``form``'s instance, at ``form``'s objective scale; its figures,
+    and the root bound read from its log."""
     h = new_highs(args.threads)
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "highs.log"
@@ -100,10 +111,7 @@ def run(model: Model, form: milp.Formulation, args: argparse.Namespace,
                            ("parallel", args.parallel), ("time_limit", args.limit),
                            ("mip_rel_gap", 1e-4)):
             h.setOptionValue(key, value)
-        h.passModel(A.shape[1], A.shape[0], A.nnz, int(highspy.MatrixFormat.kColwise),
-                    int(highspy.ObjSense.kMaximize), 0.0, c * scale, form.col_lower,
-                    form.col_upper, lo, up, A.indptr.astype(np.int32),
-                    A.indices.astype(np.int32), A.data, form.integrality.astype(np.int32))
+        scale = pass_model(h, model, objective_scale(form.c))
         if cutoff is not None:
             h.setOptionValue("objective_bound", -(cutoff - 0.5) * scale)
         t0 = time.perf_counter()
@@ -117,7 +125,8 @@ def run(model: Model, form: milp.Formulation, args: argparse.Namespace,
     return {"status": h.modelStatusToString(h.getModelStatus()),
             "value": info.objective_function_value / scale, "bound": info.mip_dual_bound / scale,
             "nodes": info.mip_node_count, "wall": wall,
-            "root": float(root[0]) if root else float("nan"), "nnz": A.nnz, "rows": A.shape[0]}
+            "root": float(root[0]) if root else float("nan"), "nnz": model.nnz,
+            "rows": model.num_rows}
 
 
 def main() -> None:
@@ -142,8 +151,7 @@ def main() -> None:
         form = milp.build(inst)
         cutoff = lib.get(inst.name).best_value if lib is not None else None
         for name in args.models.split(","):
-            model = ((form.c, form.A.tocsc(), form.row_lower, form.row_upper) if name == "x"
-                     else step_model(form) if name == "step"
+            model = (form if name == "x" else step_model(form) if name == "step"
                      else shift_model(inst, form, args.shift_gpus))
             f = run(model, form, args, cutoff)
             print(f"| {seed} | {name} | {f['rows']} | {f['nnz']:,} | {f['root']:,.2f} | {f['status']} "

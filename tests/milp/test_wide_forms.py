@@ -42,7 +42,8 @@ def test_both_reformulations_keep_the_optimum_of_small_wide_instances(seed: int)
 def test_a_schedule_in_cumulative_variables_keeps_its_rows_and_worth() -> None:
     inst = instances.generate("wide", seed=0, num_gpus=16, horizon=24, num_jobs=10, peak=6)
     form = milp.build(inst)
-    c, A, lo, up = step_model(form)
+    step = step_model(form)
+    c, A, lo, up = step.c, step.A, step.row_lower, step.row_upper
     sched = heuristics.solve(inst, "list").schedule
     x = form.encode(sched.to_array(inst))
     assert x.sum() > 0
@@ -61,7 +62,8 @@ def test_a_left_shift_row_holds_a_late_start_to_a_full_slot_before_it() -> None:
     jobs = (instances.Job("a", 8, 2, 1.0), instances.Job("b", 8, 2, 1.0))
     inst = instances.Instance("two-wide", 16, 4, (instances.Service("svc", 1.0, (8,) * 4),), jobs)
     form = milp.build(inst, aggregate=False)
-    _, A, lo, _ = shift_model(inst, form, 8)
+    shift = shift_model(inst, form, 8)
+    A, lo = shift.A.tocsr(), shift.row_lower
     extra = A[form.A.shape[0]:].toarray()
     assert extra.shape[0] > 0 and np.all(lo[form.A.shape[0]:] == 0)
     for row in extra:
